@@ -7,20 +7,21 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Protocol, Sequence, runtime_checkable
 
 from tqdm.auto import tqdm
 
-from .core import append_jsonl, read_jsonl, to_jsonable
+from .core import append_jsonl, read_jsonl, stable_hash, to_jsonable
 from .corpus import Corpus
 from .data import Question
-from .llm import Choice, Completion, Free, Lit, Request, Template
+from .llm import Backend, Choice, Completion, Free, Lit, Request, Template
 from .retrieval import Hit, Retrieval
 
 # %% auto #0
-__all__ = ['REACT_SYSTEM', 'SEARCH_TOOLS', 'GRASP_TOOLS', 'Action', 'Step', 'Trajectory', 'save_trajectories',
-           'load_trajectories', 'ChatFormat', 'Runner', 'agent_fingerprint', 'run_cached', 'branch', 'batch_search',
-           'doc_text', 'agent_key', 'ReActConfig', 'ReActAgent', 'GraspConfig', 'grasp_system_prompt', 'GraspAgent']
+__all__ = ['FINGERPRINT_MODULES', 'REACT_SYSTEM', 'SEARCH_TOOLS', 'GRASP_TOOLS', 'Action', 'Step', 'Trajectory',
+           'save_trajectories', 'load_trajectories', 'Agent', 'agent_key', 'new_trajectory', 'retrieval_spec',
+           'ChatFormat', 'Sampling', 'finish_step', 'Runner', 'agent_fingerprint', 'cache_log', 'run_cached', 'branch',
+           'batch_search', 'doc_text', 'ReActConfig', 'ReActAgent', 'GraspConfig', 'grasp_system_prompt', 'GraspAgent']
 
 # %% ../nbs/06_agents.ipynb #1ec18223
 @dataclass
@@ -45,6 +46,7 @@ class Step:
     prompt_tokens: int = 0       # context length when the output was generated
     cached_tokens: int = 0       # of which reused from a KV cache
     error: str | None = None     # parse failure or tool error
+    logprobs: list[float] | None = None  # per output token: the model's log-probability (sampled rollouts)
 
 @dataclass
 class Trajectory:
@@ -60,6 +62,7 @@ class Trajectory:
     status: str = 'running'      # running | answered | max_turns | context_limit
     parent: str | None = None    # key of the trajectory this branch was cut from
     intervention: dict | None = None
+    sample: int = 0              # rollout index among the G samples of one question (GRPO); 0 for greedy runs
 
     def context_ids(self, upto: int | None = None) -> list[int]:
         "The token context after the first `upto` steps (all steps by default)."
@@ -88,6 +91,47 @@ def load_trajectories(path) -> list[Trajectory]:
         except (TypeError, KeyError) as e: raise ValueError(f'{path}: record {i} is not a trajectory ({e})') from None
     return out
 
+# %% ../nbs/06_agents.ipynb #cf7a93e2
+@runtime_checkable
+class Agent(Protocol):
+    "What the runner, counterfactual replay and the GRPO trainer need from an agent."
+    name: str          # the method's name in tables and trajectory keys
+    max_turns: int     # the turn budget: a trajectory that reaches it without answering ends as 'max_turns'
+    uses_llm: bool     # False for policies that never send a Request (the runner then needs no backend)
+
+    def key(self, q: Question, sample: int = 0) -> str:
+        "The trajectory key of question `q`, rollout `sample` (`agent_key`)."
+    def shared_prefix_ids(self) -> list[int]:
+        "Tokens every trajectory of this agent starts with (prefilled once by the backend)."
+    def start(self, q: Question, sample: int = 0) -> 'Trajectory':
+        "A new, running trajectory for `q`."
+    def next(self, t: 'Trajectory') -> Request | 'Action':
+        "The next move of running trajectory `t`: a model request, or an action taken without a model."
+    def parse(self, t: 'Trajectory', c: Completion) -> 'Action':
+        "The action a completion encodes, or Action('invalid', error=...)."
+    def execute(self, calls: list[tuple['Trajectory', 'Action']]) -> list[tuple[list[Hit], list[str], str | None]]:
+        "Run all tool calls of a round: (hits, shown document ids, error) per call."
+    def render(self, t: 'Trajectory', s: 'Step') -> str:
+        "The observation text of step `s` (not yet appended to `t`)."
+    def observation_ids(self, t: 'Trajectory', text: str) -> list[int]:
+        "Tokens of observation `text` as appended after the model's output."
+    def spec(self) -> dict:
+        "JSON-able description of what decides this agent's trajectories besides the model."
+
+def agent_key(name: str, q: Question, sample: int = 0) -> str:
+    "The trajectory key of question `q` under agent `name`: `name:dataset:id`, plus `#sample` for rollouts after the first."
+    return f'{name}:{q.dataset}:{q.id}' + (f'#{sample}' if sample else '')
+
+def new_trajectory(agent: Agent, q: Question, prompt_ids: list[int], sample: int = 0) -> 'Trajectory':
+    "A running trajectory of `agent` for `q` whose context starts as `prompt_ids`."
+    return Trajectory(agent.key(q, sample), q.id, q.dataset, agent.name, q.question, list(prompt_ids), sample=sample)
+
+def retrieval_spec(r: Retrieval) -> dict:
+    "What a `Retrieval` contributes to an agent's spec: corpus, models and parameters."
+    emb = r.embed_model if isinstance(r.embed_model, str) else r.embed_model.fingerprint
+    return {'corpus': r.corpus.fingerprint, 'embed_model': emb, 'reranker': r.reranker_name,
+            'candidates': r.candidates, 'k1': r.k1, 'b': r.b}
+
 # %% ../nbs/06_agents.ipynb #5503d774
 class ChatFormat:
     "Segments of a chat conversation as the model's chat template renders them."
@@ -114,105 +158,135 @@ class ChatFormat:
         return self.backend.encode(self.turn_close + text + self.turn_end)
 
 # %% ../nbs/06_agents.ipynb #2e62236a
-class Runner:
-    "Advances many trajectories in lockstep: one batched backend call per round."
-    def __init__(self, agent,
-                 backend=None,  # None for agents that need no model
-                 max_live: int = 16,  # trajectories advanced together
-                 log: str | Path | None = None,  # JSONL file finished trajectories are appended to
-                 keep_cache: bool = False,  # keep finished trajectories' KV caches (to branch from them)
-                 progress: bool = True):
-        self.agent, self.backend, self.max_live, self.log, self.keep_cache, self.progress = agent, backend, max_live, log, keep_cache, progress
-        self.rounds = 0
+@dataclass(frozen=True)
+class Sampling:
+    "How rollouts are sampled (GRPO); a runner without one decodes greedily."
+    temperature: float = field(default=1.0, metadata={'help': 'softmax temperature (verl rollouts: 1.0)'})
+    top_p: float = field(default=1.0, metadata={'help': 'nucleus sampling mass'})
+    seed: int = field(default=0, metadata={'help': 'with the trajectory key and step, seeds each request'})
+    def __post_init__(self):
+        if not self.temperature > 0: raise ValueError(f'temperature must be > 0 to sample (greedy: no Sampling), not {self.temperature}')
+        if not 0 < self.top_p <= 1: raise ValueError(f'top_p must be in (0, 1], not {self.top_p}')
 
-    def run(self, questions: Sequence[Question]) -> list[Trajectory]:
-        "Trajectories for `questions`, in order; those already in the log are read, not rerun."
-        done = {t.key: t for t in load_trajectories(self.log)} if self.log else {}
-        todo = [self.agent.start(q) for q in questions if self.agent.key(q) not in done]
-        for t in self.resume(todo): done[t.key] = t
-        return [done[self.agent.key(q)] for q in questions]
+def finish_step(agent: Agent, t: Trajectory, s: Step) -> None:
+    "Append step `s` to `t`: an answer ends it; otherwise render and tokenize the observation and apply the turn budget."
+    if s.action == 'answer':
+        t.steps.append(s); t.answer, t.status = s.argument, 'answered'
+        return
+    s.observation = agent.render(t, s)
+    s.observation_ids = agent.observation_ids(t, s.observation)
+    t.steps.append(s)
+    if len(t.steps) >= agent.max_turns: t.status = 'max_turns'
+
+class Runner:
+    "Advances many trajectories, of one agent or several, in lockstep: one batched backend call per round."
+    def __init__(self, agent: Agent | Sequence[Agent],  # one agent, or several advanced together (distinct names)
+                 backend: Backend | None = None,  # None when no agent needs a model
+                 max_live: int = 16,  # trajectories advanced together
+                 log: str | Path | dict | None = None,  # JSONL file finished trajectories go to and are read back from; or {agent name: file}
+                 keep_cache: bool = False,  # keep finished trajectories' KV caches (to branch from them)
+                 progress: bool = True,
+                 sampling: Sampling | None = None):  # sample (GRPO rollouts) instead of decoding greedily
+        agents = [agent] if isinstance(agent, Agent) else list(agent)
+        self.agents = {a.name: a for a in agents}
+        if len(self.agents) < len(agents): raise ValueError('agents run together need distinct names')
+        for a in agents:
+            if a.uses_llm and backend is None: raise ValueError(f'agent {a.name!r} needs a backend')
+        self.agent = agents[0]
+        self.logs = {n: Path(log[n]) for n in self.agents} if isinstance(log, dict) else {n: log for n in self.agents}
+        self.backend, self.max_live, self.keep_cache = backend, max_live, keep_cache
+        self.progress, self.sampling, self.rounds = progress, sampling, 0
+
+    def run(self, questions: Sequence[Question], samples: int = 1) -> list[Trajectory]:
+        "Trajectories of every agent for `questions`, `samples` rollouts each (agent-, then question-major); logged ones are read, not rerun."
+        return self.resume([a.start(q, s) for a in self.agents.values() for q in questions for s in range(samples)])
 
     def resume(self, states: Sequence[Trajectory]) -> list[Trajectory]:
-        "Continue partial trajectories until each is done; returns them in the given order."
-        if self.backend is not None and getattr(self.agent, 'uses_llm', False):
-            self.backend.cache_prefix(self.agent.shared_prefix_ids())
-        queue, live = list(states), []
-        bar = tqdm(total=len(queue), desc=self.agent.name, disable=not self.progress, leave=False)
+        "Continue partial trajectories until each is done, in the given order; one the log already holds is read, not rerun."
+        keys = [t.key for t in states]
+        if len(set(keys)) < len(keys): raise ValueError('trajectories to resume must have distinct keys (rollouts of one question: distinct samples)')
+        done = {t.key: t for path in dict.fromkeys(p for p in self.logs.values() if p) for t in load_trajectories(path)}
+        queue, live = [t for t in states if t.key not in done and not t.done], []
+        for a in {t.agent for t in queue}:
+            if self.backend is not None and self.agents[a].uses_llm: self.backend.cache_prefix(self.agents[a].shared_prefix_ids())
+        bar = tqdm(total=len(queue), desc='+'.join(self.agents), disable=not self.progress, leave=False)
         while queue or live:
             while queue and len(live) < self.max_live: live.append(queue.pop(0))
             self._round(live)
             finished = [t for t in live if t.done]
             live = [t for t in live if not t.done]
-            if finished:
-                if self.log: save_trajectories(self.log, finished)
-                if self.backend is not None and not self.keep_cache:
-                    for t in finished: self.backend.release(t.key)
-                bar.update(len(finished))
+            for name in dict.fromkeys(t.agent for t in finished):
+                if self.logs[name]: save_trajectories(self.logs[name], [t for t in finished if t.agent == name])
+            if self.backend is not None and not self.keep_cache:
+                for t in finished: self.backend.release(t.key)
+            bar.update(len(finished))
         bar.close()
-        return list(states)
+        return [done.get(t.key, t) for t in states]
+
+    def _request(self, t: Trajectory, r: Request) -> Request:
+        "`r` as the runner sends it: sampled with a per-(trajectory, step) seed when the runner samples."
+        if self.sampling is None: return r
+        seed = int(stable_hash([self.sampling.seed, t.key, len(t.steps)]), 16) % 2**63
+        return dataclasses.replace(r, temperature=self.sampling.temperature, top_p=self.sampling.top_p, seed=seed, logprobs=True)
 
     def _round(self, live: list[Trajectory]):
         self.rounds += 1
-        moves = [self.agent.next(t) for t in live]
-        reqs = [(i, m) for i, m in enumerate(moves) if isinstance(m, Request)]
-        limit = getattr(self.backend, 'max_context', None)
+        agent = lambda t: self.agents[t.agent]
+        moves = [agent(t).next(t) for t in live]
+        reqs = [(i, self._request(live[i], m)) for i, m in enumerate(moves) if isinstance(m, Request)]
+        limit = self.backend.max_context if self.backend is not None else None
         for i, r in reqs:
             if limit and len(r.tokens) + r.max_new_tokens > limit: live[i].status = 'context_limit'
         reqs = [(i, r) for i, r in reqs if not live[i].done]
         comps = self.backend.generate([r for _, r in reqs]) if reqs else []
         steps = {}
         for (i, r), c in zip(reqs, comps):
-            a = self.agent.parse(live[i], c)
+            a = agent(live[i]).parse(live[i], c)
             steps[i] = Step(len(live[i].steps), a.name, a.argument, c.text, list(c.token_ids),
-                            prompt_tokens=c.prompt_tokens, cached_tokens=c.cached_tokens, error=a.error)
+                            prompt_tokens=c.prompt_tokens, cached_tokens=c.cached_tokens, error=a.error, logprobs=c.logprobs)
         for i, m in enumerate(moves):
             if isinstance(m, Action):
                 steps[i] = Step(len(live[i].steps), m.name, m.argument, error=m.error)
-        tool = [(live[i], s) for i, s in sorted(steps.items()) if s.action not in ('answer', 'invalid')]
-        for (t, s), (hits, shown, err) in zip(tool, self.agent.execute([(t, Action(s.action, s.argument, s.error)) for t, s in tool])):
-            s.hits, s.shown, s.error = hits, shown, err or s.error
-        for i, s in sorted(steps.items()):
-            t = live[i]
-            if s.action == 'answer':
-                t.steps.append(s); t.answer, t.status = s.argument, 'answered'
-                continue
-            s.observation = self.agent.render(t, s)
-            s.observation_ids = self.agent.observation_ids(t, s.observation)
-            t.steps.append(s)
-            if len(t.steps) >= self.agent.max_turns: t.status = 'max_turns'
+        for name, ag in self.agents.items():   # each agent runs its round's tool calls at once
+            tool = [(live[i], s) for i, s in sorted(steps.items()) if s.action not in ('answer', 'invalid') and live[i].agent == name]
+            if not tool: continue
+            for (t, s), (hits, shown, err) in zip(tool, ag.execute([(t, Action(s.action, s.argument, s.error)) for t, s in tool])):
+                s.hits, s.shown, s.error = hits, shown, err or s.error
+        for i, s in sorted(steps.items()): finish_step(agent(live[i]), live[i], s)
 
 # %% ../nbs/06_agents.ipynb #7214dca0
-def agent_fingerprint(agent, backend) -> str:
-    "Content address of what decides an agent's trajectories."
-    import importlib, inspect
-    from rag_lib.core import stable_hash
-    src = [inspect.getsource(importlib.import_module(m)) for m in
-           ('rag_lib.llm', 'rag_lib.agents', 'rag_lib.baselines', 'rag_lib.retrieval', 'rag_lib.corpus')]
-    ret = getattr(agent, 'retrieval', None)
-    return stable_hash([agent.name, to_jsonable(getattr(agent, 'cfg', None)), getattr(getattr(agent, 'chat', None), 'system', None),
-                        getattr(backend, 'name', None), ret.corpus.fingerprint if ret else None,
-                        [ret.embed_model if isinstance(ret.embed_model, str) else ret.embed_model.name, ret.reranker_name] if ret else None,
-                        src])
+FINGERPRINT_MODULES = ('rag_lib.data', 'rag_lib.corpus', 'rag_lib.retrieval', 'rag_lib.llm', 'rag_lib.agents', 'rag_lib.baselines')
 
-def run_cached(agent, backend, questions: Sequence[Question], max_live: int = 16, progress: bool = True) -> list[Trajectory]:
-    "Trajectories of `questions`, generated once and then read from a content-addressed JSONL log."
+def agent_fingerprint(agent: Agent, backend: Backend | None) -> str:
+    "Content address of what decides an agent's trajectories: its spec, the model's weights, and the deciding modules' source."
+    import importlib, inspect
+    src = [inspect.getsource(importlib.import_module(m)) for m in FINGERPRINT_MODULES]
+    return stable_hash([agent.spec(), backend.fingerprint if agent.uses_llm and backend is not None else None, src])
+
+def cache_log(agent: Agent, backend: Backend | None, sampling: Sampling | None = None) -> Path:
+    "The content-addressed trajectory log of `agent` on `backend` (with `sampling`, if any)."
     from rag_lib.core import cache_dir
-    log = cache_dir('trajectories') / f'{agent.name}-{agent_fingerprint(agent, backend)}.jsonl'
-    return Runner(agent, backend, max_live=max_live, log=log, progress=progress).run(questions)
+    return cache_dir('trajectories') / f'{agent.name}-{stable_hash([agent_fingerprint(agent, backend), sampling])}.jsonl'
+
+def run_cached(agent: Agent | Sequence[Agent],  # one agent, or several advanced together in one lockstep run
+               backend: Backend | None, questions: Sequence[Question], max_live: int = 16, progress: bool = True,
+               keep_cache: bool = False,  # keep the KV caches of trajectories generated now (to branch from them)
+               samples: int = 1, sampling: Sampling | None = None) -> list[Trajectory]:
+    "Trajectories of `questions` (every agent's, agent-major), generated once and then read from content-addressed JSONL logs."
+    agents = [agent] if isinstance(agent, Agent) else list(agent)
+    logs = {a.name: cache_log(a, backend, sampling) for a in agents}
+    return Runner(agents, backend, max_live=max_live, log=logs, keep_cache=keep_cache, progress=progress,
+                  sampling=sampling).run(questions, samples)
 
 # %% ../nbs/06_agents.ipynb #7b33cda8
-def branch(traj: Trajectory, t: int, shown: list[str], agent, tag: str, intervention: dict | None = None) -> Trajectory:
+def branch(traj: Trajectory, t: int, shown: list[str], agent: Agent, tag: str, intervention: dict | None = None) -> Trajectory:
     "A running copy of `traj` cut after step `t`, whose step-`t` observation shows `shown` instead."
     if not 0 <= t < len(traj.steps) or traj.steps[t].action == 'answer':
         raise ValueError(f'{traj.key}: step {t} has no observation to modify')
     b = Trajectory(f'{traj.key}|{tag}', traj.qid, traj.dataset, traj.agent, traj.question, list(traj.prompt_ids),
                    [dataclasses.replace(s) for s in traj.steps[:t]], parent=traj.key,
-                   intervention=intervention or {'t': t, 'shown': list(shown)})
-    s = dataclasses.replace(traj.steps[t], shown=list(shown))
-    s.observation = agent.render(b, s)
-    s.observation_ids = agent.observation_ids(b, s.observation)
-    b.steps.append(s)
-    if len(b.steps) >= agent.max_turns: b.status = 'max_turns'
+                   intervention=intervention or {'t': t, 'shown': list(shown)}, sample=traj.sample)
+    finish_step(agent, b, dataclasses.replace(traj.steps[t], shown=list(shown), observation='', observation_ids=[]))
     return b
 
 # %% ../nbs/06_agents.ipynb #a4ebb337
@@ -232,10 +306,6 @@ def doc_text(corpus: Corpus, pid: str, max_chars: int | None = None) -> str:
     p = corpus.paragraph(pid)
     text = p.text if max_chars is None or len(p.text) <= max_chars else p.text[:max_chars].rsplit(' ', 1)[0] + ' ...'
     return f'{p.title}: {text}'
-
-def agent_key(name: str, q: Question) -> str:
-    "The trajectory key of question `q` under agent `name`."
-    return f'{name}:{q.dataset}:{q.id}'
 
 # %% ../nbs/06_agents.ipynb #4629a090
 @dataclass(frozen=True)
@@ -292,12 +362,15 @@ class ReActAgent:
         self.search_template = Template(head + (Choice(('search[',), then=(arg,)),))
         self.final_template = Template(head + (Choice(('answer[',), then=(arg,)),))
 
-    def key(self, q: Question) -> str: return agent_key(self.name, q)
+    def key(self, q: Question, sample: int = 0) -> str: return agent_key(self.name, q, sample)
     def shared_prefix_ids(self) -> list[int]: return self.chat.head_ids
+    def spec(self) -> dict:
+        return {'agent': 'ReActAgent', 'name': self.name, 'cfg': to_jsonable(self.cfg), 'system': self.chat.system,
+                'retrieval': retrieval_spec(self.retrieval)}
 
-    def start(self, q: Question) -> Trajectory:
+    def start(self, q: Question, sample: int = 0) -> Trajectory:
         "A new trajectory for `q`, its context holding the system prompt and the question."
-        return Trajectory(self.key(q), q.id, q.dataset, self.name, q.question, self.chat.prompt_ids(f'Question: {q.question}'))
+        return new_trajectory(self, q, self.chat.prompt_ids(f'Question: {q.question}'), sample)
 
     def next(self, t: Trajectory) -> Request:
         "The model request for the next turn (search-only for the first `min_searches` turns, answer-only at the last)."
@@ -400,11 +473,15 @@ class GraspAgent:
         self.chat = ChatFormat(backend, grasp_system_prompt(cfg))
         self.actions = tuple(a for a in GRASP_TOOLS if a in cfg.tools) + ('answer',)
 
-    def key(self, q: Question) -> str: return agent_key(self.name, q)
+    def key(self, q: Question, sample: int = 0) -> str: return agent_key(self.name, q, sample)
     def shared_prefix_ids(self) -> list[int]: return self.chat.head_ids
+    def spec(self) -> dict:
+        return {'agent': 'GraspAgent', 'name': self.name, 'cfg': to_jsonable(self.cfg), 'system': self.chat.system,
+                'retrieval': retrieval_spec(self.retrieval)}
 
-    def start(self, q: Question) -> Trajectory:
-        return Trajectory(self.key(q), q.id, q.dataset, self.name, q.question, self.chat.prompt_ids(f'Question: {q.question}'))
+    def start(self, q: Question, sample: int = 0) -> Trajectory:
+        "A new trajectory for `q`, its context holding the system prompt and the question."
+        return new_trajectory(self, q, self.chat.prompt_ids(f'Question: {q.question}'), sample)
 
     def numbering(self, steps: Sequence[Step]) -> dict[str, int]:
         "Result number of every document shown by a search so far (first appearance wins)."

@@ -9,17 +9,17 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from .agents import (Action, ChatFormat, GRASP_TOOLS, GraspAgent, GraspConfig, Step, Trajectory,
-                            agent_key, batch_search, doc_text)
+                            agent_key, batch_search, doc_text, new_trajectory, retrieval_spec)
+from .core import to_jsonable
 from .corpus import Corpus
-from .data import Question
+from .data import Question, mentions, normalize_text
 from .llm import Choice, Completion, Free, Lit, Request, Template
 from .retrieval import METHODS, Hit, Retrieval, tokenize
-from .world import mentions, normalize_text
 
 # %% auto #0
-__all__ = ['SINGLE_SYSTEM', 'IRCOT_SYSTEM', 'SEARCH_R1_SYSTEM', 'SEARCH_R1_INVALID', 'YES_NO_START', 'AGENTS', 'SingleStepRAG',
+__all__ = ['SINGLE_SYSTEM', 'IRCOT_SYSTEM', 'SEARCH_R1_SYSTEM', 'SEARCH_R1_INVALID', 'YES_NO_START', 'SingleStepRAG',
            'IRCoTConfig', 'answer_after', 'IRCoTAgent', 'SearchR1Config', 'SearchR1Agent', 'base_agent',
-           'lowercase_vocabulary', 'name_spans', 'stems', 'RulePolicy', 'build_agent']
+           'lowercase_vocabulary', 'name_spans', 'stems', 'RulePolicy']
 
 # %% ../nbs/07_baselines.ipynb #55b92d17
 SINGLE_SYSTEM = ('You answer questions using the documents given with them. '
@@ -42,12 +42,16 @@ class SingleStepRAG:
         self.chat = ChatFormat(backend, SINGLE_SYSTEM)
         self.template = Template((Lit('Answer:'), Free('\n', max_answer_tokens, forbid='\n<')))
 
-    def key(self, q: Question) -> str: return agent_key(self.name, q)
+    def key(self, q: Question, sample: int = 0) -> str: return agent_key(self.name, q, sample)
     def shared_prefix_ids(self) -> list[int]: return self.chat.head_ids
+    def spec(self) -> dict:
+        return {'agent': 'SingleStepRAG', 'name': self.name, 'method': self.method, 'k': self.k, 'granularity': self.granularity,
+                'max_answer_tokens': self.max_answer_tokens, 'max_doc_chars': self.max_doc_chars, 'system': self.chat.system,
+                'retrieval': retrieval_spec(self.retrieval)}
 
-    def start(self, q: Question) -> Trajectory:
+    def start(self, q: Question, sample: int = 0) -> Trajectory:
         "A trajectory whose context is the chat head only: the question comes with the documents."
-        return Trajectory(self.key(q), q.id, q.dataset, self.name, q.question, list(self.chat.head_ids))
+        return new_trajectory(self, q, self.chat.head_ids, sample)
 
     def next(self, t: Trajectory) -> Request | Action:
         "Turn 0: search the question (no model); turn 1: the constrained answer call."
@@ -126,12 +130,15 @@ class IRCoTAgent:
         self.template = Template((Free('.', cfg.max_sentence_tokens, forbid='\n<'),))
         self.final_template = Template((Lit('So the answer is:'), Free('.', cfg.max_answer_tokens, forbid='\n<')))
 
-    def key(self, q: Question) -> str: return agent_key(self.name, q)
+    def key(self, q: Question, sample: int = 0) -> str: return agent_key(self.name, q, sample)
     def shared_prefix_ids(self) -> list[int]: return self.chat.head_ids
+    def spec(self) -> dict:
+        return {'agent': 'IRCoTAgent', 'name': self.name, 'cfg': to_jsonable(self.cfg), 'system': self.chat.system,
+                'retrieval': retrieval_spec(self.retrieval)}
 
-    def start(self, q: Question) -> Trajectory:
+    def start(self, q: Question, sample: int = 0) -> Trajectory:
         "A trajectory whose context is the chat head only: the question comes with the first paragraphs."
-        return Trajectory(self.key(q), q.id, q.dataset, self.name, q.question, list(self.chat.head_ids))
+        return new_trajectory(self, q, self.chat.head_ids, sample)
 
     def next(self, t: Trajectory) -> Request | Action:
         "Turn 0: retrieve for the question (no model); then one sentence; at the last turn the forced answer."
@@ -221,12 +228,15 @@ class SearchR1Agent:
         self.search_template = Template(think + (Choice(('<search>',), then=(search,)),))
         self.final_template = Template(think + (Choice(('<answer>',), then=(answer,)),))
 
-    def key(self, q: Question) -> str: return agent_key(self.name, q)
+    def key(self, q: Question, sample: int = 0) -> str: return agent_key(self.name, q, sample)
     def shared_prefix_ids(self) -> list[int]: return self.chat.head_ids
+    def spec(self) -> dict:
+        return {'agent': 'SearchR1Agent', 'name': self.name, 'cfg': to_jsonable(self.cfg), 'system': self.chat.system,
+                'retrieval': retrieval_spec(self.retrieval)}
 
-    def start(self, q: Question) -> Trajectory:
+    def start(self, q: Question, sample: int = 0) -> Trajectory:
         "A trajectory whose context holds the instruction (system) and the question."
-        return Trajectory(self.key(q), q.id, q.dataset, self.name, q.question, self.chat.prompt_ids(f'Question: {q.question}'))
+        return new_trajectory(self, q, self.chat.prompt_ids(f'Question: {q.question}'), sample)
 
     def next(self, t: Trajectory) -> Request:
         "The model request: search-only for the first `min_searches` turns, answer-only at the last."
@@ -304,12 +314,15 @@ class RulePolicy:
         self.corpus, self.tool = retrieval.corpus, retrieval.keyword('paragraph')
         self.lower = lowercase_vocabulary(self.corpus)
 
-    def key(self, q: Question) -> str: return agent_key(self.name, q)
+    def key(self, q: Question, sample: int = 0) -> str: return agent_key(self.name, q, sample)
     def shared_prefix_ids(self) -> list[int]: return []
+    def spec(self) -> dict:
+        return {'agent': 'RulePolicy', 'name': self.name, 'max_turns': self.max_turns, 'k': self.k,
+                'retrieval': retrieval_spec(self.retrieval)}
 
-    def start(self, q: Question) -> Trajectory:
+    def start(self, q: Question, sample: int = 0) -> Trajectory:
         "An empty-context trajectory (there is no model to prompt)."
-        return Trajectory(self.key(q), q.id, q.dataset, self.name, q.question, [])
+        return new_trajectory(self, q, [], sample)
 
     def ordered(self, s: Step) -> list[str]:
         "The documents step `s` showed, those whose title its query names first, then by rank."
@@ -381,24 +394,3 @@ class RulePolicy:
         return f'Observation:\n{body or "(no results)"}'
 
     def observation_ids(self, t: Trajectory, text: str) -> list[int]: return []
-
-# %% ../nbs/07_baselines.ipynb #0aaf7665
-AGENTS = ('rule', 'single-keyword', 'single-semantic', 'single-hybrid', 'ircot', 'search-r1', 'react',
-          'base', 'base-no-semantic', 'base-no-keyword', 'base-no-read')
-
-def build_agent(name: str, backend, retrieval: Retrieval, profile):
-    "The agent called `name` (see `AGENTS`), configured from `core.Profile` `profile`."
-    from rag_lib.agents import ReActAgent, ReActConfig
-    k, chars = profile.top_k, profile.max_doc_chars
-    turns = {} if profile.max_turns is None else {'max_turns': profile.max_turns}
-    if name == 'rule': return RulePolicy(retrieval, k=k, max_turns=min(3, profile.max_turns or 3))
-    if name.startswith('single-'): return SingleStepRAG(backend, retrieval, name.split('-', 1)[1], k=k, max_doc_chars=chars)
-    if name == 'ircot': return IRCoTAgent(backend, retrieval, IRCoTConfig(max_doc_chars=chars, **turns))
-    if name == 'search-r1': return SearchR1Agent(backend, retrieval, SearchR1Config(k=k, max_doc_chars=chars, **turns))
-    if name == 'react': return ReActAgent(backend, retrieval, ReActConfig(shown=profile.react_shown, candidates=profile.candidates,
-                                                                          max_doc_chars=chars, **turns))
-    ablate = {'base': None, 'base-no-semantic': 'semantic_search', 'base-no-keyword': 'keyword_search', 'base-no-read': 'read_chunk'}
-    if name in ablate:
-        tools = tuple(t for t in GRASP_TOOLS if t != ablate[name])
-        return GraspAgent(backend, retrieval, GraspConfig(k=k, tools=tools, **turns), name=name)
-    raise ValueError(f'unknown agent {name!r}; choose from {AGENTS}')

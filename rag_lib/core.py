@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #e8c0770b
 from __future__ import annotations
-import dataclasses, hashlib, json, os, random, tempfile
+import dataclasses, hashlib, json, os, random, tempfile, typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -12,9 +12,9 @@ from typing import Any, Iterable
 import numpy as np
 
 # %% auto #0
-__all__ = ['PROFILES', 'project_root', 'data_dir', 'cache_dir', 'artifacts_dir', 'to_jsonable', 'canonical_json', 'stable_hash',
-           'from_dict', 'atomic_write_text', 'write_jsonl', 'append_jsonl', 'read_jsonl', 'set_seed', 'Profile',
-           'get_profile']
+__all__ = ['DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 'cache_dir', 'artifacts_dir', 'to_jsonable', 'canonical_json',
+           'stable_hash', 'from_dict', 'atomic_write_text', 'write_jsonl', 'append_jsonl', 'read_jsonl', 'set_seed',
+           'file_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value', 'resolve_profile', 'get_profile']
 
 # %% ../nbs/00_core.ipynb #6e179ac4
 def project_root(start: str | Path | None = None) -> Path | None:
@@ -143,52 +143,191 @@ def set_seed(seed: int) -> None:
     if 'torch' in sys.modules:
         import torch; torch.manual_seed(seed)
 
+# %% ../nbs/00_core.ipynb #82cf3b6e
+def file_sha256(path: str | Path) -> str:
+    "SHA-256 of a file's bytes, remembered per (path, size, mtime) in the cache."
+    path = Path(path).resolve()
+    st = path.stat()
+    memo = cache_dir('digests') / f'{stable_hash([str(path), st.st_size, st.st_mtime_ns])}.txt'
+    if memo.exists() and len(d := memo.read_text().strip()) == 64: return d
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(1 << 20), b''): h.update(block)
+    atomic_write_text(memo, h.hexdigest())
+    return h.hexdigest()
+
+def dir_fingerprint(path: str | Path) -> dict:
+    "{relative path: SHA-256} of every file under `path` (hidden files and folders skipped); a file gives {name: SHA-256}."
+    path = Path(path)
+    if path.is_file(): return {path.name: file_sha256(path)}
+    if not path.is_dir(): raise FileNotFoundError(f'{path}: no such file or folder')
+    files = sorted(p for p in path.rglob('*') if p.is_file() and not any(x.startswith('.') for x in p.relative_to(path).parts))
+    return {str(p.relative_to(path)): file_sha256(p) for p in files}
+
+def set_threads(n: int | None = None) -> int:
+    "Set torch's CPU threads to `n`, else `$RAG_LIB_THREADS`, else the cores this process may use; returns the count."
+    n = n or int(os.environ.get('RAG_LIB_THREADS') or 0) or len(os.sched_getaffinity(0))
+    import torch
+    if torch.get_num_threads() != n: torch.set_num_threads(n)
+    return n
+
 # %% ../nbs/00_core.ipynb #c90a86fd
+DATASET_NAMES = ('world', 'hotpotqa', '2wikimultihopqa', 'musique')
+
 @dataclass(frozen=True)
 class Profile:
     "The knobs of one run, at the papers' defaults unless the profile says otherwise."
     name: str = field(default='cpu', metadata={'help': 'profile name, recorded in the manifest'})
-    datasets: tuple = field(default=('world', 'hotpotqa', '2wikimultihopqa', 'musique'),
-        metadata={'help': "'world' is the generated default; real ones are used when present on disk"})
-    n_questions: int = field(default=100, metadata={'help': 'questions sampled per dataset (GRASP: 500); the cpu profile uses 100'})
-    corpus_scope: str = field(default='sample',
-        metadata={'help': "'split': corpus of all questions in the file (as the papers); 'sample': of the sampled ones (fast on CPU)"})
-    seed: int = field(default=42, metadata={'help': 'GRASP: random.seed(42) for the sample'})
-    world_seed: int = field(default=0, metadata={'help': 'seed of the generated world'})
+    datasets: tuple = field(default=DATASET_NAMES, metadata={'choices': DATASET_NAMES,
+        'help': "'world' is the generated default; real ones are used when present on disk"})
+    n_questions: int = field(default=100, metadata={'min': 1, 'help': 'questions sampled per dataset (GRASP: 500); the cpu profile uses 100'})
+    corpus_scope: str = field(default='sample', metadata={'choices': ('split', 'sample'),
+        'help': "'split': corpus of all questions in the file (as the papers); 'sample': of the sampled ones (fast on CPU)"})
+    seed: int = field(default=42, metadata={'min': 0, 'help': 'GRASP: random.seed(42) for the sample'})
+    world_seed: int = field(default=0, metadata={'min': 0, 'help': 'seed of the generated world'})
     embed_model: str = field(default='minilm',
         metadata={'help': "sentence-transformers model; 'minilm' = offline all-MiniLM-L6-v2 (GRASP: Qwen3-Embedding-0.6B)"})
     reranker: str = field(default='minilm',
         metadata={'help': "'minilm' = offline bi-encoder reranker; else a sentence-transformers cross-encoder id (GRASP: Qwen3-Reranker-0.6B, as its seq-cls conversion)"})
-    llm: str = field(default='smollm2', metadata={'help': "'smollm2' = offline SmolLM2-135M-Instruct; else a model id/path"})
-    llm_backend: str = field(default='transformers', metadata={'help': "'transformers' (CPU) or 'vllm' (GPU)"})
+    llm: str = field(default='smollm2', metadata={'help': "'smollm2' = offline SmolLM2-135M-Instruct; else a model id/path (bridge study: Qwen2.5-7B-Instruct)"})
+    llm_backend: str = field(default='transformers', metadata={'choices': ('transformers', 'vllm', 'scripted'),
+        'help': "'transformers' (CPU) or 'vllm' (GPU)"})
+    threads: int | None = field(default=None, metadata={'min': 1, 'help': "torch CPU threads; None: $RAG_LIB_THREADS, else the cores this process may use"})
+    tensor_parallel_size: int = field(default=1, metadata={'min': 1, 'help': 'vLLM: GPUs one model is split over'})
+    data_parallel_size: int = field(default=1, metadata={'min': 1, 'help': 'vLLM: model replicas (each on tensor_parallel_size GPUs)'})
+    gpu_memory_utilization: float = field(default=0.85, metadata={'min': 0.05, 'max': 1.0, 'help': "vLLM: share of each GPU's memory it may take"})
     agents: tuple = field(default=('rule', 'single-keyword', 'single-semantic', 'single-hybrid', 'ircot', 'search-r1',
                                    'react', 'base', 'base-no-semantic', 'base-no-keyword', 'base-no-read'),
-        metadata={'help': "methods of the agent evaluation ('base' = GRASP's agent untrained)"})
-    agent_questions: int = field(default=6, metadata={'help': 'questions per dataset the agents are evaluated on (GRASP: 500; the cpu profile: a smoke-scale 6)'})
-    max_turns: int | None = field(default=4, metadata={'help': "turn budget of the multi-step agents; None: each method's own (GRASP's T = 10)"})
-    react_shown: int = field(default=10, metadata={'help': 'bridge study: top-10 paragraphs shown per ReAct search'})
-    max_doc_chars: int | None = field(default=300, metadata={'help': 'truncate paragraphs shown to agents (None: whole; the cpu profile cuts prefill)'})
-    top_k: int = field(default=5, metadata={'help': 'GRASP: every method retrieves top-5'})
-    candidates: int = field(default=50, metadata={'help': 'hybrid: candidates from each retriever before reranking'})
+        metadata={'help': "methods of the agent evaluation ('base' = GRASP's agent untrained); see methods.AGENTS"})
+    agent_questions: int = field(default=6, metadata={'min': 1, 'help': 'questions per dataset the agents are evaluated on (GRASP: 500; the cpu profile: a smoke-scale 6)'})
+    max_turns: int | None = field(default=4, metadata={'min': 2, 'help': "turn budget of the multi-step agents; None: each method's own (GRASP's T = 10)"})
+    react_shown: int = field(default=10, metadata={'min': 1, 'help': 'bridge study: top-10 paragraphs shown per ReAct search'})
+    max_doc_chars: int | None = field(default=300, metadata={'min': 20, 'help': 'truncate paragraphs shown to agents (None: whole; the cpu profile cuts prefill)'})
+    top_k: int = field(default=5, metadata={'min': 1, 'help': 'GRASP: every method retrieves top-5'})
+    candidates: int = field(default=50, metadata={'min': 1, 'help': 'hybrid: candidates from each retriever before reranking; bridge study: BM25 top-50'})
+    bridge_dataset: str = field(default='world', metadata={'choices': DATASET_NAMES,
+        'help': "bridge study's dataset (paper: HotpotQA dev); 'world' has planted bridge paragraphs as ground truth"})
+    bridge_agents: tuple = field(default=('rule', 'react'), metadata={'help': 'agents the bridge study runs side by side (paper: one ReAct agent)'})
+    bridge_questions: int = field(default=100, metadata={'min': 1, 'help': 'bridge study questions for agents without a model (paper: 1,000 stratified)'})
+    bridge_llm_questions: int = field(default=8, metadata={'min': 1, 'help': 'bridge study questions for LLM agents (their replays cost model calls; paper: 1,000)'})
+    bridge_sample: str = field(default='uniform', metadata={'choices': ('uniform', 'stratified'),
+        'help': "question sample of the bridge study; paper: stratified by type and level"})
+    bridge_max_turns: int = field(default=4, metadata={'min': 2, 'help': 'turn budget of the bridge study agents'})
+    sru_threshold: float = field(default=0.0, metadata={'help': 'high SRU: SRU > this (paper: a positive F1 gain)'})
+    proxy_threshold: float = field(default=0.5, metadata={'min': 0.0, 'max': 1.0, 'help': 'high proxy SRU: above this (scores normalized within the shown set)'})
 
     def __post_init__(self):
+        hints = typing.get_type_hints(Profile)
+        for f in dataclasses.fields(self): _check_field(f, hints[f.name], getattr(self, f.name))
         if self.agent_questions > self.n_questions: raise ValueError(f'agent_questions={self.agent_questions} exceeds n_questions={self.n_questions}')
         if self.top_k > self.candidates: raise ValueError(f"top_k={self.top_k} exceeds candidates={self.candidates}")
-        if self.corpus_scope not in ('split', 'sample'): raise ValueError(f"corpus_scope must be 'split' or 'sample', not {self.corpus_scope!r}")
-        if self.llm_backend not in ('transformers', 'vllm', 'scripted'):
-            raise ValueError(f"llm_backend must be transformers, vllm or scripted, not {self.llm_backend!r}")
+        if self.react_shown > self.candidates: raise ValueError(f"react_shown={self.react_shown} exceeds candidates={self.candidates}")
+
+    def to_dict(self) -> dict:
+        "The profile as JSON types (what the notebooks receive)."
+        return to_jsonable(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> 'Profile':
+        "A profile from `to_dict`'s output (or any mapping of field values), checked; unknown fields raise."
+        if not isinstance(d, dict): raise ValueError(f'a profile is a mapping of fields, not {type(d).__name__}')
+        unknown = sorted(set(d) - {f.name for f in dataclasses.fields(cls)})
+        if unknown: raise ValueError(f'unknown profile field(s) {unknown}; known: {", ".join(f.name for f in dataclasses.fields(cls))}')
+        hints = {k: _base_type(t) for k, t in typing.get_type_hints(cls).items()}
+        fix = lambda k, v: (tuple(v) if hints[k] is tuple and isinstance(v, list) else
+                            float(v) if hints[k] is float and isinstance(v, int) and not isinstance(v, bool) else v)
+        return cls(**{k: fix(k, v) for k, v in d.items()})
+
+    @property
+    def run_id(self) -> str:
+        "`<name>-<hash of the resolved profile>`: the folder a run of this profile writes to."
+        return f'{self.name}-{stable_hash(self.to_dict(), 10)}'
+
+# %% ../nbs/00_core.ipynb #504e53e4
+def _base_type(tp) -> type:
+    "The non-None type of annotation `tp` (`int | None` -> int)."
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    return args[0] if args else tp
+
+def _allowed(f, base, optional: bool) -> str:
+    "What field `f` accepts, in words."
+    m, opt = f.metadata, ' or null' if optional else ''
+    if 'choices' in m: what = ('a list of ' if base is tuple else 'one of ') + ', '.join(map(str, m['choices']))
+    else: what = {int: 'a whole number', float: 'a number', str: 'a string', bool: 'true or false', tuple: 'a list of strings'}[base]
+    if 'min' in m: what += f" >= {m['min']}"
+    if 'max' in m: what += f" <= {m['max']}"
+    return what + opt
+
+def _check_field(f, tp, v) -> None:
+    "Raise ValueError (one line: field, value, what is allowed) unless `v` fits field `f` of annotation `tp`."
+    base, optional = _base_type(tp), type(None) in typing.get_args(tp)
+    bad = lambda why='': ValueError(f"profile field {f.name}: {v!r} is not allowed{why} (allowed: {_allowed(f, base, optional)})")
+    if v is None:
+        if optional: return
+        raise bad()
+    if base is float and isinstance(v, int) and not isinstance(v, bool): v = float(v)
+    if not isinstance(v, base) or isinstance(v, bool) and base is not bool: raise bad()
+    if base is tuple:
+        if not all(isinstance(x, str) and x for x in v): raise bad()
+        if 'choices' in f.metadata and not set(v) <= set(f.metadata['choices']):
+            raise bad(f": {sorted(set(v) - set(f.metadata['choices']))} unknown")
+        if not v: raise bad(': empty')
+        return
+    if 'choices' in f.metadata and v not in f.metadata['choices']: raise bad()
+    if 'min' in f.metadata and v < f.metadata['min']: raise bad()
+    if 'max' in f.metadata and v > f.metadata['max']: raise bad()
+
+def parse_value(name: str, raw: str):
+    "The value of profile field `name` written as a string (CLI `--set`): JSON, or a bare word, or a comma-separated list."
+    fields = {f.name: f for f in dataclasses.fields(Profile)}
+    if name not in fields: raise ValueError(f"unknown profile field {name!r}; known: {', '.join(fields)}")
+    tp = typing.get_type_hints(Profile)[name]
+    base, s = _base_type(tp), raw.strip()
+    if s.lower() in ('none', 'null'): return None
+    if base is tuple:
+        if s.startswith('['):
+            try: v = json.loads(s)
+            except json.JSONDecodeError: raise ValueError(f"profile field {name}: {raw!r} is not a JSON list") from None
+            return tuple(v) if isinstance(v, list) else v
+        return tuple(x.strip() for x in s.split(',') if x.strip())
+    if base is str: return s
+    if base is bool and s.lower() in ('true', 'false'): return s.lower() == 'true'
+    try: v = json.loads(s)
+    except json.JSONDecodeError: return s   # left for the type check to reject, with the allowed values
+    if base is int and isinstance(v, float) and v.is_integer() and 'e' not in s.lower() and '.' not in s: v = int(v)
+    return v
 
 PROFILES = {
     'cpu': Profile(),
-    'gpu': Profile(name='gpu', n_questions=500, corpus_scope='split', agent_questions=500, max_turns=None, max_doc_chars=None, embed_model='Qwen/Qwen3-Embedding-0.6B', reranker='tomaarsen/Qwen3-Reranker-0.6B-seq-cls',
-                   llm='Qwen/Qwen2.5-7B-Instruct', llm_backend='vllm'),
+    'gpu': Profile(name='gpu', n_questions=500, corpus_scope='split', agent_questions=500, max_turns=None, max_doc_chars=None,
+                   embed_model='Qwen/Qwen3-Embedding-0.6B', reranker='tomaarsen/Qwen3-Reranker-0.6B-seq-cls',
+                   llm='Qwen/Qwen2.5-7B-Instruct', llm_backend='vllm',
+                   bridge_dataset='hotpotqa', bridge_agents=('react',), bridge_questions=1000, bridge_llm_questions=1000,
+                   bridge_sample='stratified', bridge_max_turns=6),
 }
 
+def resolve_profile(base: str | Profile | dict = 'cpu',  # a profile name, a Profile, or a mapping of fields
+                    overrides: dict | None = None,  # field -> value; strings are parsed as by `parse_value`
+                    config: str | Path | None = None,  # a YAML or JSON file mapping fields to values (applied before `overrides`)
+                    ) -> Profile:
+    "The profile a run uses: `base`, then `config`, then `overrides`, checked once; any bad field raises ValueError in one line."
+    if isinstance(base, Profile): prof = base.to_dict()
+    elif isinstance(base, dict): prof = Profile.from_dict(base).to_dict()
+    elif base in PROFILES: prof = PROFILES[base].to_dict()
+    else: raise ValueError(f"unknown profile {base!r}; choose from {', '.join(sorted(PROFILES))} (or give a config file)")
+    if config is not None:
+        path = Path(config)
+        if not path.is_file(): raise ValueError(f'config file {path}: not found')
+        try:
+            import yaml
+            cfg = yaml.safe_load(path.read_text(encoding='utf-8'))
+        except Exception as e: raise ValueError(f'config file {path}: not valid YAML/JSON ({str(e).splitlines()[0]})') from None
+        if not isinstance(cfg, dict): raise ValueError(f'config file {path}: expected a mapping of profile fields, got {type(cfg).__name__}')
+        prof.update(cfg)
+    for k, v in (overrides or {}).items(): prof[k] = parse_value(k, v) if isinstance(v, str) else v
+    try: return Profile.from_dict(prof)
+    except TypeError as e: raise ValueError(f'profile: {e}') from None
+
 def get_profile(name: str | Profile, **overrides) -> Profile:
-    "The named profile (or `name` itself), with `overrides` applied; unknown names and fields raise."
-    if isinstance(name, Profile): base = name
-    elif name in PROFILES: base = PROFILES[name]
-    else: raise KeyError(f"unknown profile {name!r}; choose from {sorted(PROFILES)}")
-    bad = sorted(set(overrides) - {f.name for f in dataclasses.fields(Profile)})
-    if bad: raise KeyError(f"unknown profile field(s) {bad}")
-    return dataclasses.replace(base, **overrides)
+    "The named profile (or `name` itself), with `overrides` applied and checked."
+    return resolve_profile(name, overrides)

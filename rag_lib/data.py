@@ -16,7 +16,7 @@ from .core import stable_hash, data_dir
 __all__ = ['DATASETS', 'WIKI2_TYPES', 'HUB_DEFAULTS', 'paragraph_id', 'Paragraph', 'Question', 'split_sentences', 'from_hotpot',
            'from_musique', 'from_ircot', 'layout_of', 'dataset_from_name', 'detect_dataset', 'to_question',
            'read_records', 'RecordIssue', 'LoadReport', 'load_with_report', 'load', 'sample_uniform',
-           'sample_stratified']
+           'sample_stratified', 'normalize_text', 'mentions']
 
 # %% ../nbs/01_data.ipynb #0784c1e9
 def paragraph_id(title: str, sentences: list[str]) -> str:
@@ -386,3 +386,16 @@ def sample_stratified(
     for key, k in _allocate({key: len(qs) for key, qs in strata.items()}, n).items():
         out += random.Random(int(stable_hash([seed, list(key)]), 16)).sample(strata[key], k)
     return sorted(out, key=lambda q: q.id)
+
+# %% ../nbs/01_data.ipynb #cc37ba36
+_PUNCT_RE = re.compile(r'[^\w\s]')
+_ARTICLES_RE = re.compile(r'\b(a|an|the)\b')
+
+def normalize_text(s: str) -> str:
+    "Lowercase, punctuation to spaces, articles dropped, whitespace folded."
+    return ' '.join(_ARTICLES_RE.sub(' ', _PUNCT_RE.sub(' ', str(s).lower())).split())
+
+def mentions(text: str, name: str) -> bool:
+    "Whether normalized `name` occurs in normalized `text` (a substring test)."
+    n = normalize_text(name)
+    return bool(n) and n in normalize_text(text)

@@ -4,19 +4,20 @@
 
 # %% ../nbs/05_llm.ipynb #cf55138b
 from __future__ import annotations
-import importlib.util, re, shutil, time
+import importlib.util, os, re, shutil, time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .core import cache_dir, stable_hash
+from .core import cache_dir, dir_fingerprint, set_threads, stable_hash
 
 # %% auto #0
-__all__ = ['SMOLLM2_GGUF', 'Request', 'Completion', 'Lit', 'Choice', 'Free', 'Template', 'resolve_llm', 'gqa_decode_attention',
-           'TransformersBackend', 'ScriptedBackend', 'VLLMBackend', 'load_backend']
+__all__ = ['SMOLLM2_GGUF', 'Request', 'Completion', 'Backend', 'Lit', 'Choice', 'Free', 'Template', 'resolve_llm',
+           'local_model_dir', 'gqa_decode_attention', 'TransformersBackend', 'ScriptedBackend', 'VLLMBackend',
+           'load_backend']
 
 # %% ../nbs/05_llm.ipynb #7be9b984
 @dataclass
@@ -28,6 +29,10 @@ class Request:
     stop: tuple[str, ...] = ()             # stop strings (unconstrained decoding)
     key: str | None = None                 # sequence identity, for KV-cache reuse
     parent: str | None = None              # a sequence this one may share a prefix with
+    temperature: float = 0.0               # 0: greedy (the default); > 0: sample
+    top_p: float = 1.0                     # nucleus sampling: smallest token set with this much probability
+    seed: int | None = None                # seed of this request's sampling (same seed, same tokens)
+    logprobs: bool = False                 # return the model's log-probability of each generated token
 
 @dataclass
 class Completion:
@@ -37,9 +42,33 @@ class Completion:
     prompt_tokens: int        # len(request.tokens)
     cached_tokens: int        # prompt tokens whose KV came from a cache (not prefilled)
     finish_reason: str        # 'template' | 'stop' | 'length'
+    logprobs: list[float] | None = None  # per generated token: log p(token | context) under the model (temperature 1, unconstrained)
 
     @property
     def completion_tokens(self) -> int: return len(self.token_ids)
+
+# %% ../nbs/05_llm.ipynb #c7071b78
+@runtime_checkable
+class Backend(Protocol):
+    "What agents and the runner need from an LLM backend."
+    name: str          # what tables call the model (alias, hub id or path)
+    max_context: int   # tokens the model can attend to
+
+    @property
+    def fingerprint(self) -> str:
+        "Content address of the weights and tokenizer (same fingerprint, same outputs)."
+    def encode(self, text: str) -> list[int]:
+        "Token ids of `text`, without special tokens added."
+    def decode(self, ids: Sequence[int]) -> str:
+        "Text of token ids, special tokens kept."
+    def chat(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
+        "The model's chat template applied to `messages`, as text."
+    def generate(self, requests: list[Request]) -> list[Completion]:
+        "One completion per request, in order, from one batched call."
+    def cache_prefix(self, tokens: list[int], key: str | None = None) -> None:
+        "Make `tokens` a cached prefix: shared by all later requests, or under `key` until released."
+    def release(self, key: str) -> None:
+        "Forget whatever is cached under `key`."
 
 # %% ../nbs/05_llm.ipynb #e0aca211
 @dataclass(frozen=True)
@@ -121,19 +150,32 @@ def resolve_llm(name: str) -> str:
         tmp.rmdir()
     return str(out)
 
+# %% ../nbs/05_llm.ipynb #3b9b0c63
+def local_model_dir(name: str) -> Path:
+    "The local folder of model `name` (alias, path, or hub id in the local hub cache), found offline; FileNotFoundError otherwise."
+    if name == 'smollm2': return Path(resolve_llm(name))
+    if Path(name).exists(): return Path(name)
+    try:
+        from huggingface_hub import snapshot_download
+        return Path(snapshot_download(name, local_files_only=True))
+    except Exception:
+        raise FileNotFoundError(f"model {name!r} is not a local folder and not in the local Hugging Face cache "
+                                f"({os.environ.get('HF_HUB_CACHE') or '~/.cache/huggingface/hub'}); download it first "
+                                f"(`huggingface-cli download {name}`) or give a local path") from None
+
 # %% ../nbs/05_llm.ipynb #cb559ed1
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    "Length of the longest common prefix of two token lists."
+def _common_prefix(a: np.ndarray, b: np.ndarray) -> int:
+    "Length of the longest common prefix of two token arrays."
     n = min(len(a), len(b))
     if n == 0: return 0
-    x, y = np.asarray(a[:n]), np.asarray(b[:n])
-    d = np.flatnonzero(x != y)
+    d = np.flatnonzero(a[:n] != b[:n])
     return int(d[0]) if len(d) else n
 
 @dataclass
 class _Entry:
     tokens: list[int]   # the sequence the cache was built for
     kv: list            # per layer (keys, values), each (1, kv_heads, n_cached, head_dim)
+    def __post_init__(self): self.arr = np.asarray(self.tokens, dtype=np.int64)
     @property
     def n(self) -> int: return self.kv[0][0].shape[2] if self.kv else 0
 
@@ -217,19 +259,14 @@ class _Cursor:
     @property
     def done(self) -> bool: return self.i >= len(self.parts)
 
-    def pick(self, logits) -> int:
-        "The greedy next token allowed here (`logits`: (vocab,) tensor)."
-        import torch
+    def allowed(self):
+        "What may come next: a forced token id, the token ids of a choice (a list), or a vocabulary mask (free text)."
         if self.forced: return self.forced[0]
         p = self.parts[self.i]
-        if isinstance(p, Choice):
-            ids = sorted(t for t in self.node if t is not None)
-            return ids[int(torch.argmax(logits[ids]))]
+        if isinstance(p, Choice): return sorted(t for t in self.node if t is not None)
         inside, exits, first = self.b._free_masks(p.end, p.forbid)
-        if self.n_free >= p.max_tokens: allowed = exits
-        elif self.n_free == 0: allowed = first
-        else: allowed = inside | exits
-        return int(torch.argmax(logits.masked_fill(~allowed, float('-inf'))))
+        if self.n_free >= p.max_tokens: return exits
+        return first if self.n_free == 0 else inside | exits
 
     def advance(self, tok: int):
         "Consume the chosen token `tok`."
@@ -253,31 +290,67 @@ class _Cursor:
 
 # %% ../nbs/05_llm.ipynb #c09f93b2
 class TransformersBackend:
-    "Batched greedy generation with Hugging Face transformers, KV-cache reuse and template constraints."
-    def __init__(self, model: str = 'smollm2',  # alias ('smollm2'), hub id or local path
+    "Batched generation (greedy or seeded sampling) with Hugging Face transformers, KV-cache reuse and template constraints."
+    def __init__(self, model='smollm2',  # alias ('smollm2'), hub id, local path, or a loaded causal LM (then pass `tokenizer`)
                  device: str = 'cpu',
                  dtype: str = 'float32',
                  reuse_cache: bool = True,  # keep KV caches across requests (False: prefill everything, every time)
                  max_batch: int = 16,  # sequences decoded together
-                 max_cache_entries: int = 256,  # per-key caches kept (least recently used dropped first)
-                 gqa_decode: bool = True):  # decode attention without repeating grouped key/value heads
+                 max_cache_gb: float = 4.0,  # KV caches kept per sequence key, least recently used dropped first
+                 gqa_decode: bool = True,  # decode attention without repeating grouped key/value heads
+                 adapter: str | None = None,  # a LoRA adapter folder (peft) merged into the weights
+                 tokenizer=None,  # the tokenizer, when `model` is a loaded model
+                 name: str | None = None,  # what tables call the model (default: `model`, or the adapter's folder name)
+                 threads: int | None = None):  # torch CPU threads (default: $RAG_LIB_THREADS, else the cores this process may use)
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
-        path = resolve_llm(model)
-        self.name, self.device, self.reuse_cache, self.max_batch, self.max_cache_entries = model, device, reuse_cache, max_batch, max_cache_entries
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype)).to(device).eval()
+        set_threads(threads)
+        if isinstance(model, str):
+            path = resolve_llm(model)
+            self.tokenizer = AutoTokenizer.from_pretrained(path)
+            self.model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
+            self._weights = [path]
+        else:
+            if tokenizer is None: raise ValueError('a loaded model needs its tokenizer: TransformersBackend(model, tokenizer=...)')
+            self.model, self.tokenizer, self._weights = model, tokenizer, None
+        if adapter is not None:
+            from peft import PeftModel
+            if not (Path(adapter) / 'adapter_config.json').exists():
+                raise FileNotFoundError(f'adapter={adapter!r}: no adapter_config.json there (a folder saved by peft is expected)')
+            self.model = PeftModel.from_pretrained(self.model, adapter).merge_and_unload()
+            if self._weights is not None: self._weights.append(adapter)
+        self.model = self.model.to(device).eval()
+        self.name = name or (model if isinstance(model, str) else type(model).__name__)
+        if adapter is not None and name is None: self.name = f'{self.name}+{Path(adapter).name}'
+        self.device, self.reuse_cache, self.max_batch = device, reuse_cache, max_batch
         cfg = self.model.config
         if gqa_decode and getattr(cfg, 'num_key_value_heads', None) not in (None, cfg.num_attention_heads):
             self.model.set_attn_implementation(_register_attention())
         self.vocab_size = self.model.get_output_embeddings().weight.shape[0]
-        self.max_context = getattr(self.model.config, 'max_position_embeddings', 1 << 30)
+        self.max_context = getattr(cfg, 'max_position_embeddings', 1 << 30)
+        head_dim = getattr(cfg, 'head_dim', None) or cfg.hidden_size // cfg.num_attention_heads
+        kv_heads = getattr(cfg, 'num_key_value_heads', None) or cfg.num_attention_heads
+        self.kv_bytes_per_token = 2 * cfg.num_hidden_layers * kv_heads * head_dim * torch.finfo(getattr(torch, dtype)).bits // 8
+        self.max_cache_tokens = int(max_cache_gb * 2**30 // self.kv_bytes_per_token)
         # special tokens may be missing from all_special_ids after a GGUF conversion (SmolLM2's <|im_end|> is)
         self.special = set(self.tokenizer.all_special_ids) | {i for i, t in self.tokenizer.added_tokens_decoder.items() if t.special}
-        self.cache: dict[str, _Entry] = {}
-        self.prefixes: list[_Entry] = []
+        self.cache: dict[str, _Entry] = {}   # per sequence key, least recently used first
+        self.prefixes: list[_Entry] = []     # shared prefixes, never dropped
         self.stats = {'prefilled': 0, 'cached': 0, 'decoded': 0, 'prefill_s': 0.0, 'decode_s': 0.0}
-        self._texts = None
+        self._texts, self._fingerprint = None, None
+
+    @property
+    def fingerprint(self) -> str:
+        "Content address of the weights, adapter and tokenizer files (or of the parameters of a loaded model)."
+        if self._fingerprint is None:
+            if self._weights is not None:
+                self._fingerprint = stable_hash([dir_fingerprint(local_model_dir(p)) for p in self._weights])
+            else:
+                import hashlib
+                h = hashlib.sha256()
+                for k, v in sorted(self.model.state_dict().items()): h.update(k.encode()); h.update(v.detach().cpu().numpy().tobytes())
+                self._fingerprint = h.hexdigest()[:16]
+        return self._fingerprint
 
     # text <-> ids
     def encode(self, text: str) -> list[int]:
@@ -318,24 +391,38 @@ class TransformersBackend:
         return root
 
     # caches
-    def cache_prefix(self, tokens: list[int]) -> None:
-        "Prefill `tokens` once and keep them as a shared prefix for later requests."
-        if not self.reuse_cache or any(e.tokens == list(tokens) for e in self.prefixes): return
-        kv, _, _ = self._prefill(list(tokens) + [0], None)   # +1: the prefill keeps all but the last token
-        self.prefixes.append(_Entry(list(tokens), kv))
+    def cache_prefix(self, tokens: list[int], key: str | None = None) -> None:
+        "Prefill `tokens` once: a shared prefix for every later request, or (with `key`) an entry kept until released."
+        if not self.reuse_cache or len(tokens) < 2: return
+        tokens = list(tokens)
+        if key is None and any(e.tokens == tokens for e in self.prefixes): return
+        if key is not None and key in self.cache and self.cache[key].tokens[:len(tokens)] == tokens: return
+        entry, n = self._best_entry(Request(tokens + [0]))   # +1: the prefill keeps all but the last token
+        kv, _, _ = self._prefill(tokens + [0], entry, n)
+        if key is None: self.prefixes.append(_Entry(tokens, kv))
+        else: self._keep(key, _Entry(tokens, kv))
 
     def release(self, key: str) -> None:
         "Forget the KV cache of sequence `key`."
         self.cache.pop(key, None)
 
+    def _keep(self, key: str, e: _Entry):
+        "Store `e` under `key` as the most recently used entry; drop the least recently used beyond the budget."
+        self.cache.pop(key, None)
+        self.cache[key] = e
+        while len(self.cache) > 1 and sum(x.n for x in self.cache.values()) > self.max_cache_tokens:
+            self.cache.pop(next(iter(self.cache)))
+
     def _best_entry(self, r: Request) -> tuple[_Entry | None, int]:
+        "The cached entry sharing the longest token prefix with `r` (own key first on ties), and that length."
         if not self.reuse_cache: return None, 0
-        cands = [self.cache.get(r.key), self.cache.get(r.parent), *self.prefixes]
-        best, n = None, 0
-        for e in cands:
-            if e is None: continue
-            m = min(_common_prefix(e.tokens, r.tokens), e.n, len(r.tokens) - 1)
+        own = [self.cache[k] for k in (r.key, r.parent) if k in self.cache]
+        best, n, q = None, 0, np.asarray(r.tokens, dtype=np.int64)
+        for e in [*own, *self.cache.values(), *self.prefixes]:
+            m = min(_common_prefix(e.arr, q), e.n, len(r.tokens) - 1)
             if m > n: best, n = e, m
+        for k, e in list(self.cache.items()):   # refresh the entry used (least recently used is dropped first)
+            if e is best: self.cache[k] = self.cache.pop(k)
         return best, n
 
     def _prefill(self, tokens: list[int], entry: _Entry | None, n_cached: int = 0):
@@ -355,7 +442,7 @@ class TransformersBackend:
 
     # generation
     def generate(self, requests: list[Request]) -> list[Completion]:
-        "Greedy completions of `requests`, decoded together in batches of `max_batch`."
+        "Completions of `requests` (greedy, or sampled where asked), decoded together in batches of `max_batch`."
         out = []
         for i in range(0, len(requests), self.max_batch): out += self._generate(requests[i:i + self.max_batch])
         return out
@@ -368,7 +455,8 @@ class TransformersBackend:
         for r in reqs:
             entry, n = self._best_entry(r)
             kv, logits, pos = self._prefill(r.tokens, entry, n)
-            seqs.append({'r': r, 'kv': kv, 'logits': logits, 'pos': pos, 'n_cached': n, 'out': [],
+            gen = torch.Generator().manual_seed(r.seed if r.seed is not None else 0) if r.temperature > 0 else None
+            seqs.append({'r': r, 'kv': kv, 'logits': logits, 'pos': pos, 'n_cached': n, 'out': [], 'lp': [], 'gen': gen,
                          'cur': _Cursor(self, r.template) if r.template else None, 'finish': None})
         B, L = len(seqs), max(s['pos'] for s in seqs)
         pad = [L - s['pos'] for s in seqs]
@@ -400,16 +488,22 @@ class TransformersBackend:
             for j in active: seqs[j]['pos'] += 1
             self.stats['decoded'] += len(active)
         self.stats['decode_s'] += time.perf_counter() - t0
-        return [Completion(self.decode(s['out']), s['out'], len(s['r'].tokens), s['n_cached'], s['finish']) for s in seqs]
+        return [Completion(self.decode(s['out']), s['out'], len(s['r'].tokens), s['n_cached'], s['finish'],
+                           s['lp'] if s['r'].logprobs else None) for s in seqs]
 
     def _choose(self, s: dict, logits) -> int:
-        "Pick and record the next token of sequence `s`; set `s['finish']` when it is done."
+        "Pick and record the next token of sequence `s` (greedy or sampled, within its template); set `s['finish']` when done."
         import torch
         r, cur = s['r'], s['cur']
-        if cur is not None:
-            tok = cur.pick(logits); cur.advance(tok)
+        allowed = cur.allowed() if cur is not None else None
+        if isinstance(allowed, int): tok = allowed   # forced by the template
         else:
-            tok = int(torch.argmax(logits))
+            x = logits
+            if isinstance(allowed, list): x = torch.full_like(logits, float('-inf')).index_copy(0, torch.tensor(allowed), logits[allowed])
+            elif allowed is not None: x = logits.masked_fill(~allowed, float('-inf'))
+            tok = int(torch.argmax(x)) if r.temperature <= 0 else _sample(x, r.temperature, r.top_p, s['gen'])
+        if r.logprobs: s['lp'].append(float(torch.log_softmax(logits, -1)[tok]))
+        if cur is not None: cur.advance(tok)
         s['out'].append(tok)
         if cur is not None and cur.done: s['finish'] = 'template'
         elif cur is None and tok in self.special: s['finish'] = 'stop'
@@ -422,30 +516,45 @@ class TransformersBackend:
         r = s['r']
         if not self.reuse_cache or r.key is None: return
         kv = [(l.keys[row:row + 1, :, pad:].clone(), l.values[row:row + 1, :, pad:].clone()) for l in cache.layers]
-        self.cache.pop(r.key, None)
-        self.cache[r.key] = _Entry(list(r.tokens) + s['out'], kv)
-        while len(self.cache) > self.max_cache_entries: self.cache.pop(next(iter(self.cache)))
+        self._keep(r.key, _Entry(list(r.tokens) + s['out'], kv))
+
+def _sample(x, temperature: float, top_p: float, gen) -> int:
+    "A token drawn from softmax(`x` / `temperature`) restricted to the top-`top_p` probability mass (-inf logits never)."
+    import torch
+    p = torch.softmax(x / temperature, -1)
+    if top_p < 1.0:
+        ps, idx = torch.sort(p, descending=True)
+        drop = torch.cumsum(ps, -1) - ps >= top_p      # tokens after the nucleus is full
+        p = torch.zeros_like(p).index_copy(0, idx, ps.masked_fill(drop, 0.0))
+    return int(torch.multinomial(p, 1, generator=gen))
 
 # %% ../nbs/05_llm.ipynb #8b79131d
 class ScriptedBackend:
     "Replays fixed outputs: `script(request, context_text) -> str`, or a list consumed in order."
-    name = 'scripted'
     max_context = 1_000_000
 
-    def __init__(self, script: Callable[[Request, str], str] | list[str]):
+    def __init__(self, script: Callable[[Request, str], str] | list[str], name: str = 'scripted'):
         self.script = script if callable(script) else (lambda r, ctx, it=iter(list(script)): next(it))
-        self.calls: list[int] = []
+        self.name, self.calls = name, []   # calls: the size of every generate() batch
         self.stats = {'prefilled': 0, 'cached': 0, 'decoded': 0}
+
+    @property
+    def fingerprint(self) -> str:
+        "The script's source when it can be read (tests only: a changed script is a new 'model')."
+        import inspect
+        try: src = inspect.getsource(self.script)
+        except (OSError, TypeError): src = repr(self.script)
+        return stable_hash(['scripted', self.name, src])
 
     def encode(self, text: str) -> list[int]: return [ord(c) for c in text]
     def decode(self, ids: Sequence[int]) -> str: return ''.join(map(chr, ids))
     def chat(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
         return ''.join(f"<{m['role']}>{m['content']}</{m['role']}>\n" for m in messages) + ('<assistant>' if add_generation_prompt else '')
-    def cache_prefix(self, tokens): pass
+    def cache_prefix(self, tokens, key=None): pass
     def release(self, key): pass
 
     def generate(self, requests: list[Request]) -> list[Completion]:
-        "One scripted completion per request (truncated to `max_new_tokens` characters)."
+        "One scripted completion per request (truncated to `max_new_tokens` characters); no log-probabilities (there is no model)."
         self.calls.append(len(requests))
         out = []
         for r in requests:
@@ -455,7 +564,7 @@ class ScriptedBackend:
 
 # %% ../nbs/05_llm.ipynb #4bb03ca6
 class VLLMBackend:
-    "Greedy batched generation with vLLM: prefix caching, guided decoding by template regex."
+    "Batched generation with vLLM: prefix caching, guided decoding by template regex, seeded sampling."
     def __init__(self, model: str,  # hub id or local path
                  tensor_parallel_size: int = 1,
                  gpu_memory_utilization: float = 0.85,
@@ -470,16 +579,24 @@ class VLLMBackend:
         self.tokenizer = self.llm.get_tokenizer()
         self.max_context = self.llm.llm_engine.model_config.max_model_len
         self.stats = {'prefilled': 0, 'cached': 0, 'decoded': 0}
+        self._fingerprint = None
+
+    @property
+    def fingerprint(self) -> str:
+        "Content address of the local weight files (a hub id is looked up in the local hub cache, offline)."
+        if self._fingerprint is None: self._fingerprint = stable_hash(dir_fingerprint(local_model_dir(self.name)))
+        return self._fingerprint
 
     def encode(self, text: str) -> list[int]: return self.tokenizer.encode(text, add_special_tokens=False) if text else []
     def decode(self, ids: Sequence[int]) -> str: return self.tokenizer.decode(list(ids), skip_special_tokens=False)
     def chat(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
-    def cache_prefix(self, tokens): pass   # automatic prefix caching
+    def cache_prefix(self, tokens, key=None): pass   # automatic prefix caching
     def release(self, key): pass
 
     def _params(self, r: Request):
-        kw = dict(temperature=0.0, max_tokens=r.max_new_tokens, stop=list(r.stop) or None, skip_special_tokens=False)
+        kw = dict(temperature=r.temperature, top_p=r.top_p, seed=r.seed, max_tokens=r.max_new_tokens,
+                  stop=list(r.stop) or None, skip_special_tokens=False, logprobs=0 if r.logprobs else None)
         if r.template is not None:
             sp = self._vllm.sampling_params
             if hasattr(sp, 'StructuredOutputsParams'): kw['structured_outputs'] = sp.StructuredOutputsParams(regex=r.template.regex())
@@ -487,7 +604,7 @@ class VLLMBackend:
         return self._vllm.SamplingParams(**kw)
 
     def generate(self, requests: list[Request]) -> list[Completion]:
-        "Greedy completions of all `requests` in one vLLM call."
+        "Completions of all `requests` (greedy, or sampled where asked) in one vLLM call."
         from vllm.inputs import TokensPrompt
         outs = self.llm.generate([TokensPrompt(prompt_token_ids=list(r.tokens)) for r in requests],
                                  [self._params(r) for r in requests], use_tqdm=False)
@@ -495,7 +612,8 @@ class VLLMBackend:
         for r, o in zip(requests, outs):
             c = o.outputs[0]
             fin = 'template' if r.template is not None and c.finish_reason == 'stop' else ('length' if c.finish_reason == 'length' else 'stop')
-            res.append(Completion(c.text, list(c.token_ids), len(r.tokens), o.num_cached_tokens or 0, fin))
+            lp = [d[t].logprob for t, d in zip(c.token_ids, c.logprobs)] if r.logprobs and c.logprobs else None
+            res.append(Completion(c.text, list(c.token_ids), len(r.tokens), o.num_cached_tokens or 0, fin, lp))
         self.stats['decoded'] += sum(len(x.token_ids) for x in res)
         return res
 

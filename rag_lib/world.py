@@ -11,27 +11,14 @@ from typing import Any
 
 from fastcore.basics import patch
 from .core import stable_hash
-from .data import Question, Paragraph
+from .data import Question, Paragraph, mentions, normalize_text
 
 # %% auto #0
 __all__ = ['INDUSTRIES', 'OCCUPATIONS', 'FOUNDER_OCCUPATIONS', 'KINDS', 'KIND_OF_OCC', 'REGIONS', 'ORIGINS', 'DIRECTIONS',
            'TITLE_ADJ', 'TITLE_NOUN', 'TITLE_OF', 'SEASONS', 'TEMPLATES', 'CHAINS', 'FIRST', 'SAME', 'NAME_SHAPES',
-           'normalize_text', 'mentions', 'WorldConfig', 'QuestionConfig', 'Namer', 'Country', 'City', 'Org', 'Person',
-           'Work', 'render_paragraph', 'World', 'make_world', 'bridge_question', 'comparison_question',
-           'world_questions', 'load_world', 'check_world_questions', 'format_question']
-
-# %% ../nbs/02_world.ipynb #9e7fefdc
-_PUNCT = re.compile(r'[^\w\s]')
-_ARTICLES = re.compile(r'\b(a|an|the)\b')
-
-def normalize_text(s: str) -> str:
-    "Lowercase, punctuation to spaces, articles dropped, whitespace folded."
-    return ' '.join(_ARTICLES.sub(' ', _PUNCT.sub(' ', str(s).lower())).split())
-
-def mentions(text: str, name: str) -> bool:
-    "Whether normalized `name` occurs in normalized `text` (a substring test)."
-    n = normalize_text(name)
-    return bool(n) and n in normalize_text(text)
+           'WorldConfig', 'QuestionConfig', 'Namer', 'Country', 'City', 'Org', 'Person', 'Work', 'render_paragraph',
+           'World', 'make_world', 'bridge_question', 'comparison_question', 'world_questions', 'load_world',
+           'check_world_questions', 'format_question']
 
 # %% ../nbs/02_world.ipynb #553c729c
 @dataclass(frozen=True)
