@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from tqdm.auto import tqdm
 
@@ -91,7 +91,7 @@ def load_trajectories(path) -> list[Trajectory]:
         except (TypeError, KeyError) as e: raise ValueError(f'{path}: record {i} is not a trajectory ({e})') from None
     return out
 
-# %% ../nbs/06_agents.ipynb #cf7a93e2
+# %% ../nbs/06_agents.ipynb #f145cbd6
 @runtime_checkable
 class Agent(Protocol):
     "What the runner, counterfactual replay and the GRPO trainer need from an agent."
@@ -186,7 +186,8 @@ class Runner:
                  log: str | Path | dict | None = None,  # JSONL file finished trajectories go to and are read back from; or {agent name: file}
                  keep_cache: bool = False,  # keep finished trajectories' KV caches (to branch from them)
                  progress: bool = True,
-                 sampling: Sampling | None = None):  # sample (GRPO rollouts) instead of decoding greedily
+                 sampling: Sampling | None = None,  # sample (GRPO rollouts) instead of decoding greedily
+                 on_finish: Callable[[list[Trajectory]], None] | None = None):  # called with each round's finished trajectories, after logging
         agents = [agent] if isinstance(agent, Agent) else list(agent)
         self.agents = {a.name: a for a in agents}
         if len(self.agents) < len(agents): raise ValueError('agents run together need distinct names')
@@ -195,7 +196,7 @@ class Runner:
         self.agent = agents[0]
         self.logs = {n: Path(log[n]) for n in self.agents} if isinstance(log, dict) else {n: log for n in self.agents}
         self.backend, self.max_live, self.keep_cache = backend, max_live, keep_cache
-        self.progress, self.sampling, self.rounds = progress, sampling, 0
+        self.progress, self.sampling, self.on_finish, self.rounds = progress, sampling, on_finish, 0
 
     def run(self, questions: Sequence[Question], samples: int = 1) -> list[Trajectory]:
         "Trajectories of every agent for `questions`, `samples` rollouts each (agent-, then question-major); logged ones are read, not rerun."
@@ -217,6 +218,7 @@ class Runner:
             live = [t for t in live if not t.done]
             for name in dict.fromkeys(t.agent for t in finished):
                 if self.logs[name]: save_trajectories(self.logs[name], [t for t in finished if t.agent == name])
+            if finished and self.on_finish: self.on_finish(finished)
             if self.backend is not None and not self.keep_cache:
                 for t in finished: self.backend.release(t.key)
             bar.update(len(finished))

@@ -108,9 +108,12 @@ class Benchmark:
     source: str                # file path, or how the world was generated
 
 def load_benchmark(name: str, n: int = 100, seed: int = 42, corpus_scope: str = 'sample',
-                   world_seed: int = 0, data: str | Path | None = None) -> Benchmark | None:
+                   world_seed: int = 0, data: str | Path | None = None,
+                   sample: str = 'uniform',  # 'uniform' (GRASP: random.seed(42)) or 'stratified' by type and level (bridge study)
+                   ) -> Benchmark | None:
     "Dataset `name` ('world' or a key of `REAL_FILES`) sampled to `n` questions, with its corpus; None if not on disk."
-    from rag_lib.data import load, sample_uniform
+    from rag_lib.data import load, sample_stratified, sample_uniform
+    if sample not in ('uniform', 'stratified'): raise ValueError(f"sample must be 'uniform' or 'stratified', not {sample!r}")
     if name == 'world':
         from rag_lib.world import load_world
         n_world = max(300, n)   # the world's "split": its default 300 questions, more when a larger sample is asked
@@ -120,10 +123,10 @@ def load_benchmark(name: str, n: int = 100, seed: int = 42, corpus_scope: str = 
         if not path.exists(): return None
         split, source = load(path, dataset=name), str(path)
     else: raise ValueError(f"unknown dataset {name!r}; choose 'world' or one of {sorted(REAL_FILES)}")
-    sample = sample_uniform(split, n=n, seed=seed)
+    picked = sample_uniform(split, n=n, seed=seed) if sample == 'uniform' else sample_stratified(split, n=n, seed=seed)
     if corpus_scope not in ('split', 'sample'): raise ValueError(f"corpus_scope must be 'split' or 'sample', not {corpus_scope!r}")
-    corpus = Corpus.from_questions(split if corpus_scope == 'split' else sample, name=name)
-    return Benchmark(name, sample, corpus, len(split), source)
+    corpus = Corpus.from_questions(split if corpus_scope == 'split' else picked, name=name)
+    return Benchmark(name, picked, corpus, len(split), source)
 
 def load_benchmarks(profile) -> list[Benchmark]:
     "The benchmarks of a `core.Profile` that are available here, in the profile's order."
