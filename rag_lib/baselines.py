@@ -17,9 +17,10 @@ from .llm import Choice, Completion, Free, Lit, Request, Template
 from .retrieval import METHODS, Hit, Retrieval, tokenize
 
 # %% auto #0
-__all__ = ['SINGLE_SYSTEM', 'IRCOT_SYSTEM', 'SEARCH_R1_SYSTEM', 'SEARCH_R1_INVALID', 'YES_NO_START', 'SingleStepRAG',
-           'IRCoTConfig', 'answer_after', 'IRCoTAgent', 'SearchR1Config', 'SearchR1Agent', 'base_agent',
-           'lowercase_vocabulary', 'name_spans', 'stems', 'RulePolicy']
+__all__ = ['SINGLE_SYSTEM', 'IRCOT_SYSTEM', 'SEARCH_R1_SYSTEM', 'SEARCH_R1_INVALID', 'YES_NO_START', 'RELATION_CUES',
+           'QUESTION_CUES', 'ANSWER_TYPES', 'SingleStepRAG', 'IRCoTConfig', 'answer_after', 'IRCoTAgent',
+           'SearchR1Config', 'SearchR1Agent', 'base_agent', 'lowercase_vocabulary', 'name_spans_at', 'name_spans',
+           'bare_title', 'stems', 'descriptions', 'relation_chain', 'relation_values', 'RulePolicy']
 
 # %% ../nbs/07_baselines.ipynb #55b92d17
 SINGLE_SYSTEM = ('You answer questions using the documents given with them. '
@@ -286,27 +287,133 @@ def lowercase_vocabulary(corpus: Corpus) -> frozenset[str]:
     "Every word that occurs in lowercase somewhere in the corpus (titles and texts)."
     return frozenset(w for p in corpus.paragraphs for w in _WORD.findall(f'{p.title} {p.text}') if w[0].islower())
 
-def name_spans(text: str, lower: frozenset[str]) -> list[str]:
-    "Name spans of `text` in order: capitalized runs with a word never seen lowercase, leading common words dropped."
+def name_spans_at(text: str, lower: frozenset[str]) -> list[tuple[int, int, str]]:
+    "(start, end, span) of each name span of `text` in order: capitalized runs with a word never seen lowercase, leading common words dropped."
     out = []
     for m in _SPAN.finditer(text):
-        words = m.group(0).split()
-        is_name = [w[0].isupper() and w.lower() not in lower for w in words]
+        words = list(re.finditer(r'\S+', m.group(0)))
+        is_name = [w.group(0)[0].isupper() and w.group(0).lower() not in lower for w in words]
         if not any(is_name): continue
-        span = ' '.join(words[is_name.index(True):])
-        if span not in out: out.append(span)
+        first = words[is_name.index(True)]
+        out.append((m.start() + first.start(), m.end(), ' '.join(w.group(0) for w in words[is_name.index(True):])))
     return out
+
+def name_spans(text: str, lower: frozenset[str]) -> list[str]:
+    "Name spans of `text` in order (each once): capitalized runs with a word never seen lowercase, leading common words dropped."
+    return list(dict.fromkeys(s for _, _, s in name_spans_at(text, lower)))
+
+def bare_title(title: str) -> str:
+    "A title without its disambiguation suffix: 'Harbor Lights (film)' -> 'Harbor Lights'."
+    return re.sub(r'\s*\([^()]*\)\s*$', '', title) or title
 
 def stems(text: str) -> set[str]:
     "Crude stems (first 5 letters) of the non-stopword words of `text`: 'founder' and 'founded' meet."
     return {w[:5] for w in tokenize(text)}
 
+_DESCRIBED = re.compile(r"\b(?:is|was|became|worked as)\s+an?\s+([a-z][a-z -]*?)(?=\s+(?:born|who|and|based|founded|headquartered|by|in|of|from|at|for)\b|\s*[.,;:()]|\s*$)")
+_BOTH = re.compile(r"\bboth\s+([a-z][a-z -]*?)\s*\??\s*$")
+_OCCUPATION = re.compile(r"\b(?:occupation|profession|job|line of work)\b")
+
+def descriptions(text: str) -> list[str]:
+    "What `text` says its subject is or was ('is a novelist', 'became an engineer', 'worked as a film director'), normalized."
+    return list(dict.fromkeys(normalize_text(m.group(1)) for m in _DESCRIBED.finditer(text)))
+
+# %% ../nbs/07_baselines.ipynb #56b3a6c9
+_BY_VERBS = 'published|produced|released|issued|distributed|founded|established|employed|owned|acquired|hired'
+RELATION_CUES = {  # relation: (value: 'name' or 'year', sentence cues as (regex, where the value sits: 'after' or 'before' the cue))
+    'creator': ('name', ((r'\b(?:written|directed|recorded|composed|created|authored|painted|performed|sung|illustrated|designed)\s+by\b', 'after'),
+                         (r'\bthe work of\b', 'after'),
+                         (rf'\b(?!(?:{_BY_VERBS})\b)[a-z]+\s+by\b', 'after'))),     # "a crime novel by X", not "published by X"
+    'publisher': ('name', ((r'\b(?:published|produced|released|issued|distributed)\s+by\b', 'after'),
+                           (r'\b(?:published|produced|released|issued|distributed)\b', 'before'))),  # "X published it in 1981"
+    'founder': ('name', ((r'\b(?:founded|established|started|set up)\s+(?:in\s+\d{4}\s+)?by\b', 'after'),
+                         (r'\bfounders?\b(?:\s+(?:was|is|were))?', 'after'),
+                         (r'\b(?:founded|established|started|set up)\b', 'before'))),      # "X established the firm"
+    'employer': ('name', ((r'\b(?:joined|worked for|works for|worked at|works at|employed by|hired by|career at|employee of|member of)\b', 'after'),)),
+    'spouse': ('name', ((r'\bmarried(?:\s+to)?\b', 'after'), (r'\b(?:wife|husband|spouse|widow|widower)\s+of\b', 'after'))),
+    'hq': ('name', ((r'\b(?:headquartered|based)\s+in\b', 'after'), (r'\b(?:headquarters|head office)\s+(?:is\s+|are\s+)?in\b', 'after'))),
+    'birthplace': ('name', ((r'\bborn\s+(?:and\s+raised\s+)?in\b', 'after'), (r'\b(?:grew up|raised)\s+in\b', 'after'),
+                            (r'\bnative of\b', 'after'))),
+    'country': ('name', ((r'\b(?:city|town|village|port|capital|municipality)\b[^.,;]*?\b(?:in|of)\b', 'after'),
+                         (r'\b(?:part of|located in)\b', 'after'))),
+    'river': ('name', ((r'\b(?:on|along|banks of)\s+the\b', 'after'), (r'\bflows?\s+through\b', 'before'))),
+    'birth year': ('year', ((r'\bborn\b', 'after'), (r'\((?=\s*(?:1\d{3}|20\d{2}))', 'after'))),         # "(1905–1980)"
+    'founding year': ('year', ((r'\b(?:founded|established|formed|incorporated)\b', 'after'),)),
+}
+QUESTION_CUES = (  # (lowercase words of a question, relation they name); names are capitalized, so they never match
+    (r'\b(?:author|writer|novelist|poet|director|composer|musician|singer|band|artist|painter|creator|playwright|screenwriter)s?\b', 'creator'),
+    (r'\b(?:wrote|written|directed|recorded|composed|created|painted|sang|performed)\b', 'creator'),
+    (r'\b(?:publisher|publishing house|studio|label|record company|production company|distributor)s?\b', 'publisher'),
+    (r'\b(?:published|produced|released|issued|distributed)\b', 'publisher'),
+    (r'\b(?:co-)?founders?\b', 'founder'),
+    (r'\b(?:founded|established|formed|incorporated)\b', 'founded'),    # before the named entity: its founder; after: the founding year
+    (r'\b(?:employer|employed|hired|work(?:ed|s)?(?:\s+(?:for|at))?)\b', 'employer'),
+    (r'\b(?:spouse|wife|husband|married|marry)\b', 'spouse'),
+    (r'\b(?:headquarter(?:s|ed)?|based|head office)\b', 'hq'),
+    (r'\b(?:birthplace|hometown|place of birth)\b', 'birthplace'),
+    (r'\b(?:birth year|year of birth)\b', 'birth year'),
+    (r'\bborn\b', 'born'),                                               # last relation of a year question: birth year; else birthplace
+)
+ANSWER_TYPES = ((r'\b(?:what|which) year\b|^when\b', 'year'), (r'\b(?:what|which) country\b', 'country'),
+                (r'\b(?:what|which) river\b', 'river'), (r'^where\b|\b(?:what|which) (?:city|town|place)\b', 'place'))
+_PERSON_VALUED, _ORG_VALUED = ('creator', 'founder', 'spouse'), ('publisher', 'employer')
+_QCUES = [(re.compile(p), r) for p, r in QUESTION_CUES]
+_SCUES = {r: (v, [(re.compile(p, re.I), w) for p, w in cues]) for r, (v, cues) in RELATION_CUES.items()}
+
+def relation_chain(question: str) -> list[str]:
+    "The relations `question` asks to follow from the entity it names, innermost first (keys of `RELATION_CUES`); [] if it names none."
+    q = question.strip()
+    x = next((m.start() for m in re.finditer(r'\b[A-ZÀ-ÖØ-Þ0-9]', q) if m.start() > 0), len(q))   # the named entity starts here
+    found = sorted(((m.start(), m.end(), r) for p, r in _QCUES for m in p.finditer(q)), key=lambda c: (c[0], -c[1]))
+    cues = []
+    for s, e, r in found:   # drop overlapping cues; merge "label that released", "poet who wrote"
+        if cues and s < cues[-1][1]: continue
+        if cues and cues[-1][2] == r and re.fullmatch(r'\s*(?:who|that|which)?\s*', q[cues[-1][1]:s]): cues[-1] = (cues[-1][0], e, r); continue
+        cues.append((s, e, r))
+    before, after = [c for c in cues if c[1] <= x], [c for c in cues if c[0] >= x]
+    chain = [(r, 'before') for _, _, r in reversed(before)] + [(r, 'after') for _, _, r in after]
+    wants = next((t for p, t in ANSWER_TYPES if re.search(p, q, re.I)), None)
+    out = []
+    for i, (r, side) in enumerate(chain):
+        last = i == len(chain) - 1
+        if r == 'born': r = 'birth year' if last and wants == 'year' else 'birthplace'
+        if r == 'founded': r = 'founder' if side == 'before' else 'founding year'
+        if not out or out[-1] != r: out.append(r)
+    if out and wants in ('country', 'river') and out[-1] != wants: out.append(wants)
+    if out and wants == 'place' and out[-1] in _PERSON_VALUED: out.append('birthplace')
+    if out and wants == 'place' and out[-1] in _ORG_VALUED: out.append('hq')
+    return out
+
+def relation_values(sentences: Sequence[str],  # a paragraph
+                    title: str,  # its title: the subject, never a value
+                    relation: str,  # key of `RELATION_CUES`
+                    lower: frozenset[str],  # `lowercase_vocabulary` of the corpus
+                    exclude: str = '',  # values this text mentions are skipped (the question)
+                    ) -> list[str]:
+    "Values of `relation` the paragraph states, in text order: the name (or year) each of its cues points to."
+    kind, cues = _SCUES[relation]
+    ok = lambda v: not mentions(title, v) and not mentions(exclude, v)
+    gap = lambda g: len(g.split()) <= 4 and all(w.lower() in lower for w in g.split())   # plain words only ("the film director")
+    out = []
+    for sent in sentences:
+        spans = name_spans_at(sent, lower)
+        hits = sorted((m.start(), m.end(), w) for p, w in cues for m in p.finditer(sent))
+        for s, e, where in hits:
+            if kind == 'year':
+                v = next((y for y in _YEAR.findall(sent[e:]) if ok(y)), None)
+            elif where == 'after':
+                v = next((sp for a, b, sp in spans if a >= e and gap(sent[e:a]) and ok(sp)), None)
+            else:
+                v = next((sp for a, b, sp in reversed(spans) if b <= s and not sent[b:s].strip() and ok(sp)), None)
+            if v and v not in out: out.append(v)
+    return out
+
 # %% ../nbs/07_baselines.ipynb #04cec950
 class RulePolicy:
-    "A deterministic policy without a model: BM25 the question, hop to new name spans, answer by rule."
+    "A deterministic policy without a model: BM25 the question, follow the relations it names through the shown paragraphs, answer by rule."
     uses_llm = False
     def __init__(self, retrieval: Retrieval,
-                 max_turns: int = 3,  # the question's search, max_turns - 2 hops, the answer
+                 max_turns: int = 4,  # the question's search, up to max_turns - 2 hops, the answer (a 3-hop question needs 4)
                  k: int = 5,  # paragraphs shown per search (GRASP's top-5)
                  name: str = 'rule'):
         if max_turns < 2: raise ValueError('max_turns must be at least 2 (a search and the answer)')
@@ -336,8 +443,31 @@ class RulePolicy:
         sents = sorted(p.sentences, key=lambda x: not stems(x) & qs)   # stable: text order within each group
         return list(dict.fromkeys(c for x in sents for c in extract(x)))
 
+    def values(self, d: str, relation: str, question: str) -> list[str]:
+        "What paragraph `d` states for `relation` (`relation_values`), names or years the question mentions aside."
+        p = self.corpus.paragraph(d)
+        return relation_values(p.sentences, p.title, relation, self.lower, exclude=question)
+
+    def follow(self, t: Trajectory, chain: list[str]) -> Action | None:
+        "Walk `chain` from the paragraph the question names through the shown ones: the next search, the answer, or None (lost)."
+        n, q, title = len(t.steps), t.question, self.corpus.title
+        shown = list(dict.fromkeys(d for s in t.steps for d in s.shown))   # in the order first shown
+        queried = {normalize_text(s.argument) for s in t.steps if s.action == 'search'}
+        named = [d for d in shown if mentions(q, bare_title(title(d)))]   # most specific title first, then most words shared
+        doc = min(named, key=lambda d: (-len(normalize_text(bare_title(title(d)))), -len(stems(self.corpus.text(d)) & stems(q))), default=None)
+        for i, rel in enumerate(chain):
+            vals = self.values(doc, rel, q) if doc else []
+            if not vals: return None   # the paragraph to read is not in view (or states no such relation): lost
+            v = vals[0]
+            if i == len(chain) - 1: return Action('answer', v)
+            about = [d for d in shown if normalize_text(title(d)) == normalize_text(v)] or [d for d in shown if mentions(title(d), v)]
+            if about: doc = about[0]; continue
+            if normalize_text(v) in queried or n >= self.max_turns - 1: return None   # searched in vain, or no turn left
+            return Action('search', v)
+        return None
+
     def hop(self, t: Trajectory) -> str | None:
-        "The next query: the first new name span in the latest results, or None."
+        "Without a relation to follow: the first new name span in the latest results, or None."
         searches = [s for s in t.steps if s.action == 'search']
         queried = {normalize_text(s.argument) for s in searches}
         titles = [self.corpus.title(d) for s in searches for d in s.shown]
@@ -347,24 +477,35 @@ class RulePolicy:
                 if not (mentions(t.question, c) or normalize_text(c) in queried or any(mentions(x, c) for x in titles)): return c
         return None
 
-    def answer(self, t: Trajectory) -> str:
-        "The rule-based answer from what the trajectory was shown."
+    def comparison(self, t: Trajectory) -> str | None:
+        "The answer to a yes/no or 'A or B' comparison from the shown paragraphs the question names; None if `t` is no comparison."
         q = t.question
         shown = list(dict.fromkeys(d for s in t.steps for d in s.shown))
         if q.split(' ', 1)[0].lower() in YES_NO_START:
             where = {d: normalize_text(q).find(normalize_text(self.corpus.title(d))) for d in shown if mentions(q, self.corpus.title(d))}
             named = sorted(where, key=where.get)   # the compared entities, in the question's order
             if len(named) < 2: return 'no'
-            a, b = ({normalize_text(c) for c in name_spans(self.corpus.text(d), self.lower) if not mentions(q, c)} for d in named[:2])
+            both = _BOTH.search(q)
+            if both:   # "Are A and B both poets?": each is described as one
+                want = ' '.join(w[:-1] if w.endswith('s') else w for w in normalize_text(both.group(1)).split())
+                return 'yes' if all(want in descriptions(self.corpus.text(d)) for d in named[:2]) else 'no'
+            if _OCCUPATION.search(q): a, b = (set(descriptions(self.corpus.text(d))) for d in named[:2])   # "the same occupation?"
+            else: a, b = ({normalize_text(c) for c in name_spans(self.corpus.text(d), self.lower) if not mentions(q, c)} for d in named[:2])
             return 'yes' if a & b else 'no'
         m = _OPTIONS.search(q)
-        if m:
-            docs = [next((d for d in shown if mentions(o, self.corpus.title(d))), None) for o in m.groups()]
-            years = [int(y[0]) if d and (y := _YEAR.findall(self.corpus.text(d))) else None for d in docs]
-            if None not in years and years[0] != years[1]:
-                i = years.index(max(years) if _LATER.search(q) else min(years))
-                return self.corpus.title(docs[i])
-            return self.corpus.title(docs[0]) if docs[0] else m.group(1)
+        if not m: return None
+        docs = [next((d for d in shown if mentions(o, self.corpus.title(d))), None) for o in m.groups()]
+        years = [int(y[0]) if d and (y := _YEAR.findall(self.corpus.text(d))) else None for d in docs]
+        if None not in years and years[0] != years[1]:
+            i = years.index(max(years) if _LATER.search(q) else min(years))
+            return self.corpus.title(docs[i])
+        return self.corpus.title(docs[0]) if docs[0] else m.group(1)
+
+    def answer(self, t: Trajectory) -> str:
+        "The answer without a relation to follow: a comparison's, else the first fitting year or name in the latest results."
+        q = t.question
+        c = self.comparison(t)
+        if c is not None: return c
         last = next((s for s in reversed(t.steps) if s.action == 'search' and s.shown), None)
         wants_year = bool(re.search(r'\byear\b', q, re.I)) or q.lower().startswith('when')
         for d in self.ordered(last) if last else []:
@@ -375,9 +516,20 @@ class RulePolicy:
         return ''
 
     def next(self, t: Trajectory) -> Action:
-        "Search the question, then hop, then answer (earlier when there is nothing new to query)."
+        "Search the question; then follow its relations (hop, hop, answer); comparisons and lost walks fall back to name hops."
         n = len(t.steps)
         if n == 0: return Action('search', t.question)
+        q, shown = t.question, list(dict.fromkeys(d for s in t.steps for d in s.shown))
+        options = _OPTIONS.search(q)
+        if q.split(' ', 1)[0].lower() in YES_NO_START or options:   # a comparison: answer once both compared paragraphs are in view
+            if len({d for d in shown if mentions(q, self.corpus.title(d))}) >= 2: return Action('answer', self.answer(t))
+            queried = {normalize_text(s.argument) for s in t.steps if s.action == 'search'}
+            missing = [o for o in (options.groups() if options else ()) if normalize_text(o) not in queried
+                       and not any(mentions(o, self.corpus.title(d)) for d in shown)]
+            if missing and n < self.max_turns - 1: return Action('search', missing[0])
+        else:
+            a = self.follow(t, relation_chain(q))
+            if a is not None: return a
         c = self.hop(t) if n < self.max_turns - 1 else None
         return Action('search', c) if c else Action('answer', self.answer(t))
 

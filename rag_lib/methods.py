@@ -19,7 +19,7 @@ def build_agent(name: str, backend, retrieval: Retrieval, profile):
     "The agent called `name` (see `AGENTS`), configured from `core.Profile` `profile`."
     k, chars = profile.top_k, profile.max_doc_chars
     turns = {} if profile.max_turns is None else {'max_turns': profile.max_turns}
-    if name == 'rule': return RulePolicy(retrieval, k=k, max_turns=min(3, profile.max_turns or 3))
+    if name == 'rule': return RulePolicy(retrieval, k=k, max_turns=min(4, profile.max_turns or 4))
     if name.startswith('single-'): return SingleStepRAG(backend, retrieval, name.split('-', 1)[1], k=k, max_doc_chars=chars)
     if name == 'ircot': return IRCoTAgent(backend, retrieval, IRCoTConfig(max_doc_chars=chars, **turns))
     if name == 'search-r1': return SearchR1Agent(backend, retrieval, SearchR1Config(k=k, max_doc_chars=chars, **turns))
