@@ -406,6 +406,10 @@ class TransformersBackend:
         "Forget the KV cache of sequence `key`."
         self.cache.pop(key, None)
 
+    def clear_cache(self) -> None:
+        "Forget every KV cache and shared prefix (after the weights changed: a training step)."
+        self.cache.clear(); self.prefixes.clear()
+
     def _keep(self, key: str, e: _Entry):
         "Store `e` under `key` as the most recently used entry; drop the least recently used beyond the budget."
         self.cache.pop(key, None)
