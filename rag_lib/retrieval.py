@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import cache_dir, stable_hash, atomic_write_text
+from .core import cache_dir, stable_hash, cached_dir
 from .corpus import Corpus
 
 # %% auto #0
@@ -51,14 +51,22 @@ class KeywordIndex:
                  path: str | Path | None = None,  # folder to save to / load from
                  tokens: list[list[str]] | None = None):  # pre-tokenized documents (overrides `texts`)
         self.doc_ids, self.k1, self.b = list(doc_ids), k1, b
-        if path is not None and (Path(path) / 'params.index.json').exists():
-            self.model = bm25s.BM25.load(str(path), show_progress=False)
-            return
+        if path is None: self.model = self._fit(texts, tokens)
+        else: self.model = cached_dir(path, lambda tmp: self._fit(texts, tokens).save(str(tmp), show_progress=False),
+                                      self._load, what='BM25 index')
+
+    def _fit(self, texts, tokens) -> bm25s.BM25:
+        if tokens is None and texts is None: raise ValueError('KeywordIndex needs texts or tokens to index')
         tokens = tokens if tokens is not None else [tokenize(t) for t in texts]
         if len(tokens) != len(self.doc_ids): raise ValueError(f'{len(self.doc_ids)} ids but {len(tokens)} documents')
-        self.model = bm25s.BM25(k1=k1, b=b, method='atire', idf_method='robertson', dtype='float64')
-        self.model.index(tokens, show_progress=False)
-        if path is not None: self.model.save(str(path), show_progress=False)
+        model = bm25s.BM25(k1=self.k1, b=self.b, method='atire', idf_method='robertson', dtype='float64')
+        model.index(tokens, show_progress=False)
+        return model
+
+    def _load(self, path: Path) -> bm25s.BM25:
+        model = bm25s.BM25.load(str(path), show_progress=False)
+        if model.scores['num_docs'] != len(self.doc_ids): raise ValueError(f"it indexes {model.scores['num_docs']} documents, not {len(self.doc_ids)}")
+        return model
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         "BM25 score of every document for one tokenized query, shape (n_docs,); unknown tokens score 0."
@@ -130,17 +138,17 @@ class DenseIndex:
 
     @classmethod
     def build(cls, doc_ids, texts, embedder: Embedder, path: str | Path | None = None) -> 'DenseIndex':
-        "Encode `texts` (or load `path/embeddings.npy` when it was saved for the same ids)."
-        if path is not None:
-            path = Path(path); f, fi = path / 'embeddings.npy', path / 'ids.json'
-            if f.exists() and fi.exists() and json.loads(fi.read_text()) == list(doc_ids):
-                return cls(doc_ids, np.load(f, allow_pickle=False), embedder)
-        emb = embedder.encode_docs(texts, progress=len(texts) > 2000)
-        if path is not None:
-            path.mkdir(parents=True, exist_ok=True)
-            tmp = path / '.embeddings.tmp.npy'; np.save(tmp, emb, allow_pickle=False); os.replace(tmp, path / 'embeddings.npy')
-            atomic_write_text(path / 'ids.json', json.dumps(list(doc_ids)))
-        return cls(doc_ids, emb, embedder)
+        "Encode `texts`, or load the cache folder `path` (`embeddings.npy`, `ids.json`) when it is complete and holds the same ids."
+        doc_ids = list(doc_ids)
+        encode = lambda: embedder.encode_docs(texts, progress=len(texts) > 2000)
+        if path is None: return cls(doc_ids, encode(), embedder)
+        def write(tmp: Path):
+            np.save(tmp / 'embeddings.npy', encode(), allow_pickle=False)
+            (tmp / 'ids.json').write_text(json.dumps(doc_ids), encoding='utf-8')
+        def read(p: Path) -> 'DenseIndex':
+            if json.loads((p / 'ids.json').read_text(encoding='utf-8')) != doc_ids: raise ValueError('its ids.json lists other documents')
+            return cls(doc_ids, np.load(p / 'embeddings.npy', allow_pickle=False), embedder)
+        return cached_dir(path, write, read, what='dense index')
 
     def search_vectors(self, q: np.ndarray, k: int = 10) -> list[list[Hit]]:
         "Ranked hits for query embeddings `q` of shape (n_queries, dim)."
@@ -226,7 +234,7 @@ class Retrieval:
     def embedder(self) -> Embedder:
         return self.embed_model if isinstance(self.embed_model, Embedder) else Embedder(self.embed_model)
 
-    def _key(self, *parts) -> Path: return cache_dir('index', stable_hash([self.corpus.fingerprint, *parts]))
+    def _key(self, *parts) -> Path: return cache_dir('index') / stable_hash([self.corpus.fingerprint, *parts])
 
     def keyword(self, granularity: str = 'sentence') -> KeywordIndex:
         "The BM25 index at `granularity`."
