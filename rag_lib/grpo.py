@@ -11,8 +11,8 @@ import torch
 
 # %% auto #0
 __all__ = ['AGG_MODES', 'GRPOLossConfig', 'group_advantages', 'broadcast_advantages', 'agg_loss', 'masked_mean', 'policy_loss',
-           'low_var_kl', 'entropy_from_logits', 'token_logprobs', 'token_entropy', 'TokenBatch', 'trajectory_tokens',
-           'token_batch', 'grpo_loss']
+           'low_var_kl', 'entropy_from_logits', 'scored_positions', 'token_logprobs', 'token_entropy', 'TokenBatch',
+           'trajectory_tokens', 'token_batch', 'grpo_loss']
 
 # %% ../nbs/13_grpo.ipynb #73230a96
 AGG_MODES = ('token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean')
@@ -139,16 +139,28 @@ def entropy_from_logits(logits: torch.Tensor,  # (..., V) unnormalized scores
     return -(logp.exp() * logp).sum(-1)
 
 # %% ../nbs/13_grpo.ipynb #a1bfeab6
+def scored_positions(mask: torch.Tensor,  # (B, L) positions to score (1) or not (0)
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    "(b, t) of every masked position t >= 1, in row-major order: the tokens a causal LM's row t-1 predicts."
+    keep = mask.bool().clone()
+    keep[:, 0] = False                                           # nothing predicts the first token
+    return keep.nonzero(as_tuple=True)                           # (N,), (N,)
+
 def _scored(logits: torch.Tensor, mask: torch.Tensor | None, temperature: float):
     "Positions (b, t) to score, and the logits that predict them (row t-1), divided by the temperature."
-    B, L, _ = logits.shape
-    keep = torch.ones(B, L, dtype=torch.bool, device=logits.device) if mask is None else mask.bool().clone()
-    keep[:, 0] = False                                           # nothing predicts the first token
-    b, t = keep.nonzero(as_tuple=True)                           # (N,), (N,)
-    z = _full_precision(logits[b, t - 1])                        # (N, V)
+    if logits.ndim == 2:                                         # (N, V): only the rows that predict the scored tokens
+        if mask is None: raise ValueError('logit rows (N, V) need the mask that says which positions they score')
+        b, t = scored_positions(mask)
+        if logits.shape[0] != b.numel():
+            raise ValueError(f'{logits.shape[0]} logit rows for {b.numel()} scored positions; give one row per masked position t >= 1, row-major')
+        z = _full_precision(logits)
+    else:
+        B, L, _ = logits.shape
+        b, t = scored_positions(torch.ones(B, L, dtype=torch.bool, device=logits.device) if mask is None else mask)
+        z = _full_precision(logits[b, t - 1])                    # (N, V)
     return b, t, (z / temperature if temperature != 1.0 else z)
 
-def token_logprobs(logits: torch.Tensor,  # (B, L, V) causal-LM logits over the same sequence
+def token_logprobs(logits: torch.Tensor,  # (B, L, V) causal-LM logits over the same sequence, or (N, V) rows of the masked positions
                    input_ids: torch.Tensor,  # (B, L) token ids
                    mask: torch.Tensor | None = None,  # (B, L) positions to compute (default: all but the first)
                    temperature: float = 1.0,  # sampling temperature the logits are divided by
@@ -158,13 +170,14 @@ def token_logprobs(logits: torch.Tensor,  # (B, L, V) causal-LM logits over the 
     lp = z.gather(-1, input_ids[b, t][:, None]).squeeze(-1) - torch.logsumexp(z, dim=-1)   # (N,)
     return torch.zeros(input_ids.shape, dtype=lp.dtype, device=lp.device).index_put((b, t), lp)
 
-def token_entropy(logits: torch.Tensor,  # (B, L, V)
+def token_entropy(logits: torch.Tensor,  # (B, L, V), or (N, V) rows of the masked positions
                   mask: torch.Tensor | None = None,  # (B, L) positions to compute
                   temperature: float = 1.0,
                  ) -> torch.Tensor:
     "(B, L) entropy of the next-token distribution that produced token t (0 at position 0 and outside `mask`)."
     b, t, z = _scored(logits, mask, temperature)
-    return torch.zeros(logits.shape[:2], dtype=z.dtype, device=z.device).index_put((b, t), entropy_from_logits(z))
+    shape = logits.shape[:2] if logits.ndim == 3 else mask.shape
+    return torch.zeros(shape, dtype=z.dtype, device=z.device).index_put((b, t), entropy_from_logits(z))
 
 def _logprobs_and_entropy(logits, input_ids, mask, temperature, entropy_grad: bool):
     "token_logprobs and token_entropy from one gather of the scored rows; the entropy detached unless `entropy_grad`."
@@ -213,7 +226,7 @@ def token_batch(trajs: Sequence,  # rag_lib `Trajectory`s (finished or not)
     return TokenBatch(torch.tensor(ids), torch.tensor(att), torch.tensor(resp), torch.tensor(loss))
 
 # %% ../nbs/13_grpo.ipynb #f785f6ec
-def grpo_loss(logits: torch.Tensor,  # (B, L, V) the policy's logits over the contexts (with grad)
+def grpo_loss(logits: torch.Tensor,  # (B, L, V) the policy's logits over the contexts (with grad), or (N, V) rows of the loss positions
               input_ids: torch.Tensor,  # (B, L) the stored token ids
               loss_mask: torch.Tensor,  # (B, L) 1 on model-output tokens
               old_logprobs: torch.Tensor,  # (B, L) log-probs of the tokens under the sampling policy
@@ -224,7 +237,7 @@ def grpo_loss(logits: torch.Tensor,  # (B, L, V) the policy's logits over the co
               num_seqs: float | None = None,
              ) -> tuple[torch.Tensor, dict]:
     "GRPO loss = dual-clip policy loss - entropy_coeff·entropy + kl_coef·KL(π_θ‖π_ref), and its parts."
-    if logits.shape[:2] != input_ids.shape or loss_mask.shape != input_ids.shape:
+    if (logits.ndim == 3 and logits.shape[:2] != input_ids.shape) or loss_mask.shape != input_ids.shape:
         raise ValueError(f'logits {tuple(logits.shape)}, input_ids {tuple(input_ids.shape)} and loss_mask {tuple(loss_mask.shape)} must agree on (B, L)')
     adv = broadcast_advantages(advantages, loss_mask) if advantages.ndim == 1 else advantages
     logp, tok_ent = _logprobs_and_entropy(logits, input_ids, loss_mask, cfg.temperature, entropy_grad=cfg.entropy_coeff > 0)
