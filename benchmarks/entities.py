@@ -30,7 +30,7 @@ def bench(name: str, corpus: Corpus, n_ref: int) -> dict:
     t0 = time.perf_counter(); again = EntityLinker(corpus, cache=path).link_corpus(); cached = time.perf_counter() - t0
     assert again == ents
     texts = [p.text for p in corpus.paragraphs[:n_ref]]
-    t0 = time.perf_counter(); loop = [[(e.text, e.label_) for e in lk.nlp(x).ents] for x in texts]; ref = time.perf_counter() - t0
+    t0 = time.perf_counter(); loop = [[(e.text, e.label_, e.start_char, e.end_char) for e in lk.nlp(x).ents] for x in texts]; ref = time.perf_counter() - t0
     t0 = time.perf_counter(); piped = EntityLinker(corpus, cache=False).ner(texts); pipe = time.perf_counter() - t0
     n, k = len(corpus), sum(map(len, ents.values()))
     print(f'{name}: {n} paragraphs, {k} entities ({k / n:.1f} per paragraph); fresh {fresh:.1f}s ({n / fresh:.0f}/s), '
