@@ -590,17 +590,18 @@ def docs_sources(root: Path, dest: Path) -> list:
     return nav
 
 def build_docs(root: Path | None = None,  # the checkout (default: the one around the current folder)
-               site: str | Path | None = None) -> Path:  # output folder (default: <root>/_site)
+               site: str | Path | None = None,  # output folder (default: <root>/_site)
+               work: str | Path | None = None) -> Path:  # where the pages are assembled (default: <root>/_proc)
     "Build the documentation site offline with mkdocs; returns the site folder."
     import yaml
     root = root or project_root()
     if importlib.util.find_spec('mkdocs') is None or importlib.util.find_spec('mkdocs_jupyter') is None:
         raise FileNotFoundError("the docs need mkdocs-material and mkdocs-jupyter: `pip install -c constraints.txt -e '.[dev]'` (`make docs` does it)")
-    site = Path(site).resolve() if site else root / '_site'
-    nav = docs_sources(root, root / '_proc' / 'docs')
+    site, work = Path(site or root / '_site').resolve(), Path(work or root / '_proc').resolve()
+    nav = docs_sources(root, work / 'docs')
     cfg = {'INHERIT': str(root / 'mkdocs.yml'), 'docs_dir': 'docs', 'site_dir': str(site), 'nav': nav}
-    atomic_write_text(root / '_proc' / 'mkdocs.yml', yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
-    r = subprocess.run([sys.executable, '-m', 'mkdocs', 'build', '--clean', '-q', '-f', str(root / '_proc' / 'mkdocs.yml')],
+    atomic_write_text(work / 'mkdocs.yml', yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+    r = subprocess.run([sys.executable, '-m', 'mkdocs', 'build', '--clean', '-q', '-f', str(work / 'mkdocs.yml')],
                        capture_output=True, text=True, cwd=root)
     if r.returncode != 0: raise RuntimeError(f'mkdocs build failed:\n{r.stderr[-3000:]}')
     return site
