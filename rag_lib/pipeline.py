@@ -454,6 +454,14 @@ def _env(**kv):
             else: os.environ[k] = v
 
 # %% ../nbs/15_pipeline.ipynb #f8a9b0c1
+def _why_not_promoted(prof: Profile, promote_default: bool, partial: str | None) -> str | None:
+    "Why a run of `prof` is not promoted into artifacts/ (None: it is)."
+    if partial: return partial
+    diff = [k for k, v in prof.to_dict().items() if v != PROFILES['cpu'].to_dict()[k]]
+    if diff: return 'the profile differs from the default cpu profile in ' + ', '.join(diff)
+    if not promote_default: return 'promotion turned off'
+    return None
+
 def _execute(nb: Path, out: Path, prof: Profile, root: Path, desc: str, progress: bool):
     "Run notebook `nb` with papermill into `out`, the resolved profile as its only parameter."
     import papermill as pm
@@ -502,7 +510,6 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
     if problems: raise ProfileProblems(problems)
     art = artifacts_root()
     run_dir = art / 'runs' / prof.run_id
-    default = prof == PROFILES['cpu']
     digests = input_digests(prof) if (run_dir / '.state').is_dir() or not dry_run else None
     inputs = notebook_inputs(chain, prof, digests) if digests else None
     plan = [(nb.stem, *(notebook_status(run_dir, nb.stem, inputs[nb.stem]) if inputs else ('missing', 'no run folder yet')),
@@ -510,6 +517,9 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
     log(f'rag-lib: run {prof.run_id} (profile {prof.name}) -> {run_dir}')
     for i, (stem, state, why, sel) in enumerate(plan, 1):
         log(f'  {i}. {stem:<24} {state:<8} {why}' + ('' if sel else '  [not selected by --only]'))
+    partial = f'a partial run: --only selects {len(selected)} of {len(chain)} notebooks' if only else None
+    wn = _why_not_promoted(prof, promote_default, partial)
+    log(f'  promotion to {art}/: ' + ('yes, when the run completes (the default profile)' if wn is None else f'no ({wn})'))
     if dry_run:
         log('rag-lib: all checks passed; nothing was executed or written (dry run)')
         return {'run_id': prof.run_id, 'run_dir': str(run_dir), 'plan': plan, 'manifest': None, 'promoted': False}
@@ -533,10 +543,7 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
         done = [n['notebook'][:-len('.ipynb')] for n in manifest['notebooks'] if n['status'] == 'done']
         atomic_write_text(run_dir / 'manifest.json', json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + '\n')
         atomic_write_text(run_dir / 'CLAIMS.md', render_claims(recorded_claims(run_dir, done), prof, [p.stem for p in chain], done))
-        if not manifest['complete']: why_not = f'partial run: {len(done)} of {len(chain)} notebooks have outputs'
-        elif not default: why_not = 'the profile differs from the default cpu profile in ' + ', '.join(k for k, v in prof.to_dict().items() if v != PROFILES['cpu'].to_dict()[k])
-        elif not promote_default: why_not = 'promotion turned off'
-        else: why_not = None
+        why_not = _why_not_promoted(prof, promote_default, partial or (None if manifest['complete'] else f'an incomplete run: {len(done)} of {len(chain)} notebooks have outputs'))
         if why_not is None: promote(run_dir, art, done)
     n_files = len(manifest['artifacts'])
     log(f'rag-lib: {len(ran)} notebook(s) executed, {len(reused)} reused, {time.perf_counter() - t_start:.0f} s; {n_files} tables/figures, '
