@@ -150,7 +150,8 @@ PAPERS = {'bridge': 'Bridge Evidence: Static Retrieval Utility Does Not Predict 
 def record_claim(claim_id: str,  # a key of `CLAIMS_BY_ID`
                  value,  # this run's number, in the paper's units (a share as a fraction); True/False for a direction
                  table: str | None = None,  # the table (name given to `save_table`) the value comes from
-                 note: str = '') -> dict:  # what the value is over, the numbers behind a direction
+                 note: str = '',  # what the value is over, the numbers behind a direction
+                 variant: str = '') -> dict:  # which of several measurements of one claim (e.g. the agent: 'rule', 'react'); one row each
     "Append this run's value of a paper's claim to `claims/<notebook>.jsonl` of the run folder; returns the record."
     if claim_id not in CLAIMS_BY_ID:
         raise ValueError(f'unknown claim {claim_id!r}: add a Claim to CLAIMS in nbs/15_pipeline.ipynb first; known: {", ".join(CLAIMS_BY_ID)}')
@@ -164,16 +165,16 @@ def record_claim(claim_id: str,  # a key of `CLAIMS_BY_ID`
             raise ValueError(f'claim {claim_id}: the value must be a number, not {value!r}')
         value = float(value)
         if not math.isfinite(value): raise ValueError(f'claim {claim_id}: the value must be finite, not {value!r}')
-    rec = {'claim': claim_id, 'value': value, 'table': table, 'notebook': current_notebook(), 'note': note}
+    rec = {'claim': claim_id, 'value': value, 'table': table, 'notebook': current_notebook(), 'note': note, 'variant': variant}
     append_jsonl(run_output_dir('claims') / f'{current_notebook()}.jsonl', [rec])
     return rec
 
 def recorded_claims(run_dir: Path, notebooks: list[str] | None = None) -> dict:
-    "Claim id -> its last record in the run folder's `claims/*.jsonl` (only `notebooks`' files when given)."
+    "Claim id -> {variant: its last record} from the run folder's `claims/*.jsonl` (only `notebooks`' files when given)."
     out = {}
     for f in sorted((Path(run_dir) / 'claims').glob('*.jsonl')):
         if notebooks is None or f.stem in notebooks:
-            for r in read_jsonl(f): out[r['claim']] = r
+            for r in read_jsonl(f): out.setdefault(r['claim'], {})[r.get('variant', '')] = r
     return out
 
 # %% ../nbs/15_pipeline.ipynb #f0a1b2c3
@@ -183,10 +184,10 @@ def _not_measured(c: Claim, chain: list[str], ran: list[str]) -> str:
     have = [n for n in chain if fnmatch.fnmatch(n, c.needs)]
     where = f'nbs/experiments/{c.needs}.ipynb'
     if not have: return f'not measured by this run: needs the experiment notebook {where}, which this checkout does not have yet'
-    if not any(n in ran for n in have): return f'not measured by this run: {", ".join(have)} did not run (--only)'
+    if not any(n in ran for n in have): return f'not measured by this run: {", ".join(have)} has no outputs in this run folder (not selected by --only)'
     return f'not measured by this run: {", ".join(have)} ran on this profile but recorded no value'
 
-def render_claims(records: dict,  # claim id -> record (`recorded_claims`)
+def render_claims(records: dict,  # claim id -> {variant: record} (`recorded_claims`)
                   profile: Profile,  # the run's resolved profile
                   chain: list[str],  # stems of all experiment notebooks
                   ran: list[str]) -> str:  # stems of the notebooks whose outputs this run holds
@@ -200,14 +201,17 @@ def render_claims(records: dict,  # claim id -> record (`recorded_claims`)
     for paper, title in PAPERS.items():
         lines += [f'## {title}', '', '| claim | id | paper | this run | pre-registered check | from | profile | note |', '| --- | --- | --- | --- | --- | --- | --- | --- |']
         for c in (c for c in CLAIMS if c.paper == paper):
-            r = records.get(c.id)
-            if r is None:
-                row = [_not_measured(c, chain, ran), 'not checked' if c.threshold else 'no pre-registered threshold', f'nbs/experiments/{c.needs}.ipynb', '-', '-']
-            else:
+            rows = []
+            for variant, r in (records.get(c.id) or {}).items():
                 src = f"table `{r['table']}`, notebook `{r['notebook']}`" if r.get('table') else f"notebook `{r['notebook']}`"
-                row = [format_value(c, r['value']), check_threshold(c, r['value']), src, profile.name, r.get('note') or '-']
-            cells = [c.text, f'`{c.id}`', format_value(c, c.value), *row]
-            lines.append('| ' + ' | '.join(s.replace('|', '\\|').replace('\n', ' ') for s in cells) + ' |')
+                rows.append([c.text + (f' ({variant})' if variant else ''), format_value(c, r['value']), check_threshold(c, r['value']),
+                             src, profile.run_id, r.get('note') or '-'])
+            if not rows:
+                rows = [[c.text, _not_measured(c, chain, ran), 'not checked' if c.threshold else 'no pre-registered threshold',
+                         f'nbs/experiments/{c.needs}.ipynb', '-', '-']]
+            for text, *rest in rows:
+                cells = [text, f'`{c.id}`', format_value(c, c.value), *rest]
+                lines.append('| ' + ' | '.join(s.replace('|', '\\|').replace('\n', ' ') for s in cells) + ' |')
         lines.append('')
     return '\n'.join(lines)
 
