@@ -156,6 +156,7 @@ def test_byte_identical_tables_and_resume_after_kill(env, monkeypatch):
         assert p.poll() is None and time.time() < deadline, 'run B ended or stalled before its first notebook finished'
         time.sleep(0.2)
     os.killpg(p.pid, signal.SIGKILL); p.wait()
+    time.sleep(2)   # its kernel runs in a session of its own and exits within a second of its parent (ipykernel's parent poller)
     assert not (env / 'b' / 'tables').exists()   # nothing promoted
     first = (run_b / '.state' / '01_data.json').stat().st_mtime_ns
     rc, out, err = cli('status', '--set', *SMALL, env_extra=b_env)
