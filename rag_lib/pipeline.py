@@ -458,6 +458,12 @@ def _env(**kv):
             else: os.environ[k] = v
 
 # %% ../nbs/15_pipeline.ipynb #f8a9b0c1
+def _child_cpu() -> float:
+    "CPU seconds (user + system) of this process's finished children: the notebook kernels."
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
 def _why_not_promoted(prof: Profile, promote_default: bool, partial: str | None) -> str | None:
     "Why a run of `prof` is not promoted into artifacts/ (None: it is)."
     if partial: return partial
@@ -483,7 +489,8 @@ def _manifest(prof, run_dir, chain, inputs, digests, root) -> dict:
         st = json.loads(f.read_text()) if f.exists() else None
         done = st is not None and st['key'] == inputs[nb.stem]['key']
         nbs.append({'notebook': nb.name, 'status': 'done' if done else 'not run', 'key': inputs[nb.stem]['key'],
-                    'seconds': st['seconds'] if done else None, 'outputs': st['outputs'] if done else {}})
+                    'seconds': st['seconds'] if done else None, 'cpu_seconds': st.get('cpu_seconds') if done else None,
+                    'outputs': st['outputs'] if done else {}})
     files = {str(p.relative_to(run_dir)): _sha(p) for sub in ('tables', 'figures') for p in sorted((run_dir / sub).glob('*')) if p.is_file()}
     return {'run_id': prof.run_id, 'profile': prof.to_dict(), 'complete': all(n['status'] == 'done' for n in nbs),
             'git': git_state(root), 'versions': package_versions(),
@@ -535,11 +542,11 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
                 log(f'[{i}/{len(selected)}] {nb.stem}: cached ({why})'); reused.append(nb.stem); continue
             log(f'[{i}/{len(selected)}] {nb.stem}: {state} ({why}); executing')
             _clear_outputs(run_dir, nb.stem)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _child_cpu()
             with _env(**{NOTEBOOK_ENV: nb.stem}):
                 _execute(nb, run_dir / nb.name, prof, root, f'[{i}/{len(selected)}] {nb.stem}', progress)
             st = {'key': inputs[nb.stem]['key'], 'inputs': {k: v for k, v in inputs[nb.stem].items() if k != 'key'},
-                  'seconds': round(time.perf_counter() - t0, 1), 'outputs': _outputs(run_dir, nb.stem)}
+                  'seconds': round(time.perf_counter() - t0, 1), 'cpu_seconds': round(_child_cpu() - c0, 1), 'outputs': _outputs(run_dir, nb.stem)}
             atomic_write_text(run_dir / '.state' / f'{nb.stem}.json', json.dumps(st, indent=1, sort_keys=True) + '\n')
             ran.append(nb.stem)
         manifest = _manifest(prof, run_dir, chain, inputs, digests, root)
