@@ -216,13 +216,15 @@ def render_claims(records: dict,  # claim id -> {variant: record} (`recorded_cla
     return '\n'.join(lines)
 
 # %% ../nbs/15_pipeline.ipynb #c3d4e5f6
-def backend_for(prof: Profile):
+def backend_for(prof: Profile,  # the resolved profile
+                **kwargs):  # more arguments of the backend, e.g. `adapter=` (a trained LoRA folder); the scripted backend takes none
     "The LLM backend profile `prof` asks for (`llm_backend`, `llm`, `threads`, vLLM's parallelism and memory share)."
     from rag_lib.llm import ScriptedBackend, load_backend
     if prof.llm_backend == 'scripted': return ScriptedBackend(_empty_completion, name='scripted')
     if prof.llm_backend == 'vllm':
-        return load_backend('vllm', prof.llm, tensor_parallel_size=prof.tensor_parallel_size, gpu_memory_utilization=prof.gpu_memory_utilization)
-    return load_backend('transformers', prof.llm, threads=prof.threads)
+        return load_backend('vllm', prof.llm, tensor_parallel_size=prof.tensor_parallel_size,
+                            gpu_memory_utilization=prof.gpu_memory_utilization, **kwargs)
+    return load_backend('transformers', prof.llm, threads=prof.threads, **kwargs)
 
 def _empty_completion(request, context: str) -> str:
     "The scripted profile's model: every completion is empty."
