@@ -48,16 +48,20 @@ def build_tool_index(corpus: Corpus,  # the corpus the tools search
                      granularities: Sequence[str] = ('sentence', 'paragraph'),  # sentence: GRASP; paragraph: the no-read ablation
                      k1: float = 1.5, b: float = 0.75) -> Path:
     "Build (or complete) the tool index of `corpus` in `folder`; a folder holding another corpus is an error."
-    folder = Path(folder)
-    if (folder / INDEX_FILE).exists() and index_manifest(folder)['fingerprint'] != corpus.fingerprint:
-        raise ValueError(f'{folder} already holds the index of another corpus ({index_manifest(folder)["corpus"]!r}); choose another folder')
+    folder, before = Path(folder), []
+    if (folder / INDEX_FILE).exists():
+        m = index_manifest(folder)
+        if m['fingerprint'] != corpus.fingerprint or (m['k1'], m['b']) != (k1, b):
+            raise ValueError(f'{folder} already holds the index of another corpus or BM25 setting ({m["corpus"]!r}); choose another folder')
+        before = m['granularities']
     folder.mkdir(parents=True, exist_ok=True)
     write_jsonl(folder / 'paragraphs.jsonl', ({'pid': p.pid, 'title': p.title, 'sentences': p.sentences} for p in corpus.paragraphs))
     r = FolderRetrieval(folder, corpus, embed_model, k1=k1, b=b)
     for g in granularities: r.keyword(g); r.semantic(g)
     atomic_write_text(folder / INDEX_FILE, json.dumps({
         'corpus': corpus.name, 'fingerprint': corpus.fingerprint, 'paragraphs': len(corpus), 'sentences': len(corpus.sentences),
-        'embed_model': r.embedder.name, 'embed_fingerprint': r.embedder.fingerprint, 'granularities': list(granularities),
+        'embed_model': r.embedder.name, 'embed_fingerprint': r.embedder.fingerprint,
+        'granularities': sorted(set(before) | set(granularities)),
         'k1': k1, 'b': b}, indent=1))
     return folder
 
