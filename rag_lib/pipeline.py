@@ -219,12 +219,9 @@ def render_claims(records: dict,  # claim id -> {variant: record} (`recorded_cla
 def backend_for(prof: Profile,  # the resolved profile
                 **kwargs):  # more arguments of the backend, e.g. `adapter=` (a trained LoRA folder); the scripted backend takes none
     "The LLM backend profile `prof` asks for (`llm_backend`, `llm`, `threads`, vLLM's parallelism and memory share)."
-    from rag_lib.llm import ScriptedBackend, load_backend
+    from rag_lib.llm import ScriptedBackend, backend_from_profile
     if prof.llm_backend == 'scripted': return ScriptedBackend(_empty_completion, name='scripted')
-    if prof.llm_backend == 'vllm':
-        return load_backend('vllm', prof.llm, tensor_parallel_size=prof.tensor_parallel_size,
-                            gpu_memory_utilization=prof.gpu_memory_utilization, **kwargs)
-    return load_backend('transformers', prof.llm, threads=prof.threads, **kwargs)
+    return backend_from_profile(prof, **kwargs)
 
 def _empty_completion(request, context: str) -> str:
     "The scripted profile's model: every completion is empty."
