@@ -614,11 +614,13 @@ class GraspAgent:
         return grasp_numbering(steps)
 
     def template(self, t: Trajectory, constrain_ids: bool = True, final: bool = False, search_only: bool = False) -> Template:
-        "The output template; `constrain_ids` limits read_chunk to numbers shown so far."
+        """The output template; `constrain_ids` limits read_chunk to numbers shown so far whose paragraph is not read yet
+        (a small model otherwise re-reads one paragraph until its budget ends)."""
         c, hermes = self.cfg, self.cfg.tool_format == 'hermes'
         if hermes: head = (Lit('Thought:'), Free('\n', c.max_thought_tokens)) if c.thought else ()
         else: head = (Lit('Thought:'), Free('\n', c.max_thought_tokens), Lit('Action: ')) if c.thought else (Lit('Action: '),)
-        ids = sorted(self.numbering(t.steps).values())
+        read = {s.shown[0] for s in t.steps if s.action == 'read_chunk' and not s.error and s.shown}
+        ids = sorted(n for d, n in self.numbering(t.steps).items() if self.corpus.paragraph(d).pid not in read)
         opts, then = [], []
         acts = ('answer',) if final else tuple(a for a in self.actions if a in SEARCH_TOOLS) if search_only else self.actions
         for a in acts:

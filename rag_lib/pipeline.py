@@ -582,6 +582,12 @@ def docs_sources(root: Path, dest: Path) -> list:
         (dest / 'library').mkdir(exist_ok=True); shutil.copy(p, dest / 'library' / p.name)
         lib.append({f'{p.stem.split("_")[0]} {_title(p)}': f'library/{p.name}'})
     nav.append({'Library': lib})
+    guides = []
+    for p in sorted((root / 'docs').glob('*.md')) if (root / 'docs').is_dir() else []:   # hand-written guides, e.g. docs/scale.md
+        (dest / 'guides').mkdir(exist_ok=True); shutil.copy(p, dest / 'guides' / p.name)
+        head = next((l[2:].strip() for l in p.read_text(encoding='utf-8').splitlines() if l.startswith('# ')), p.stem)
+        guides.append({head: f'guides/{p.name}'})
+    if guides: nav.append({'Guides': guides})
     art, exps = artifacts_root(), []
     promoted = {p.name: p for p in sorted((art / 'notebooks').glob('*.ipynb'))} if (art / 'notebooks').is_dir() else {}
     for p in experiment_notebooks(root):
