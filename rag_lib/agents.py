@@ -18,10 +18,12 @@ from .llm import Backend, Choice, Completion, Free, Lit, Request, Template
 from .retrieval import Hit, Retrieval
 
 # %% auto #0
-__all__ = ['FINGERPRINT_MODULES', 'REACT_SYSTEM', 'SEARCH_TOOLS', 'GRASP_TOOLS', 'Action', 'Step', 'Trajectory',
+__all__ = ['FINGERPRINT_MODULES', 'REACT_SYSTEM', 'SEARCH_TOOLS', 'GRASP_TOOLS', 'TOOL_FORMATS', 'Action', 'Step', 'Trajectory',
            'save_trajectories', 'load_trajectories', 'Agent', 'agent_key', 'new_trajectory', 'retrieval_spec',
            'ChatFormat', 'Sampling', 'finish_step', 'Runner', 'agent_fingerprint', 'cache_log', 'run_cached', 'branch',
-           'batch_search', 'doc_text', 'ReActConfig', 'ReActAgent', 'GraspConfig', 'grasp_system_prompt', 'GraspAgent']
+           'batch_search', 'doc_text', 'ReActConfig', 'ReActAgent', 'GraspConfig', 'grasp_tool_schemas', 'hermes_call',
+           'grasp_system_prompt', 'grasp_numbering', 'grasp_read', 'tool_argument', 'unknown_tool_message',
+           'grasp_observation', 'ToolChatFormat', 'parse_hermes', 'answer_spans', 'GraspAgent']
 
 # %% ../nbs/06_agents.ipynb #1ec18223
 @dataclass
@@ -410,8 +412,11 @@ class ReActAgent:
     def observation_ids(self, t: Trajectory, text: str) -> list[int]: return self.chat.observation_ids(text)
 
 # %% ../nbs/06_agents.ipynb #793304ed
+import json, re
+
 SEARCH_TOOLS = ('semantic_search', 'keyword_search')
 GRASP_TOOLS = SEARCH_TOOLS + ('read_chunk',)
+TOOL_FORMATS = ('react', 'hermes')
 
 @dataclass(frozen=True)
 class GraspConfig:
@@ -423,6 +428,8 @@ class GraspConfig:
     min_searches: int = field(default=1, metadata={'help': 'turns that must search before answer is allowed'})
     max_thought_tokens: int = 48
     max_arg_tokens: int = 24
+    tool_format: str = field(default='react', metadata={'help': "'react': Thought/Action: tool[arg] text; 'hermes': <tool_call> JSON and "
+                             "tool turns, as verl's tool agent loop (evaluate a verl-trained checkpoint with it)"})
 
     def __post_init__(self):
         bad = set(self.tools) - set(GRASP_TOOLS)
@@ -430,6 +437,7 @@ class GraspConfig:
         if not set(self.tools) & set(SEARCH_TOOLS): raise ValueError('the agent needs at least one search tool')
         if self.max_turns < 1: raise ValueError('max_turns must be at least 1')
         if not 0 <= self.min_searches < self.max_turns: raise ValueError('min_searches must be in [0, max_turns)')
+        if self.tool_format not in TOOL_FORMATS: raise ValueError(f'tool_format must be one of {TOOL_FORMATS}, not {self.tool_format!r}')
 
     @property
     def granularity(self) -> str: return 'sentence' if 'read_chunk' in self.tools else 'paragraph'
@@ -439,31 +447,145 @@ _TOOL_DOCS = {
     'keyword_search': 'keyword_search[query] -- find {unit}s containing the query words (exact names, titles, dates).',
     'read_chunk': 'read_chunk[n] -- read the whole paragraph that result (n) comes from.',
 }
+_TOOL_ARGS = {'semantic_search': ('query', 'string', 'what to search for'), 'keyword_search': ('query', 'string', 'the words to search for'),
+              'read_chunk': ('n', 'integer', 'the number of a result shown by a search')}
+
+def grasp_tool_schemas(cfg: GraspConfig) -> list[dict]:
+    "OpenAI function schemas of the tools of `cfg` (what the chat template shows in hermes format, and verl's tool config declares)."
+    out = []
+    for t in GRASP_TOOLS:
+        if t not in cfg.tools: continue
+        arg, kind, doc = _TOOL_ARGS[t]
+        desc = _TOOL_DOCS[t].split(' -- ', 1)[1].format(unit=cfg.granularity)
+        out.append({'type': 'function', 'function': {'name': t, 'description': desc[0].upper() + desc[1:], 'parameters': {
+            'type': 'object', 'properties': {arg: {'type': kind, 'description': doc}}, 'required': [arg]}}})
+    return out
+
+def hermes_call(name: str, argument) -> str:
+    "A tool call as the hermes format writes it: `<tool_call>` JSON `</tool_call>`."
+    arg = _TOOL_ARGS[name][0] if name in _TOOL_ARGS else 'query'
+    return '<tool_call>\n' + json.dumps({'name': name, 'arguments': {arg: argument}}, ensure_ascii=False) + '\n</tool_call>'
 
 def grasp_system_prompt(cfg: GraspConfig) -> str:
-    "The system prompt for the tools of `cfg`, with a worked example that uses only those tools."
+    "The system prompt for the tools and tool-call format of `cfg`, with a worked example that uses only those tools."
     unit = 'sentence' if cfg.granularity == 'sentence' else 'paragraph'
     first = 'semantic_search' if 'semantic_search' in cfg.tools else 'keyword_search'
     second = 'keyword_search' if 'keyword_search' in cfg.tools else 'semantic_search'
+    hermes = cfg.tool_format == 'hermes'
+    act = (lambda name, arg: hermes_call(name, int(arg) if name == 'read_chunk' else arg)) if hermes else (lambda name, arg: f'Action: {name}[{arg}]')
     doc1 = ('Moonfall Harbor: Moonfall Harbor is a 1994 drama film directed by Orin Dask.' if unit == 'sentence' else
             'Moonfall Harbor: Moonfall Harbor is a 1994 drama film directed by Orin Dask. It was shot on the coast.')
     doc3 = ('Orin Dask: Orin Dask (born 1950) is a film director.' if unit == 'sentence' else
             'Orin Dask: Orin Dask (born 1950) is a film director. Dask was born in Velmora.')
     ex = ['Question: In which city was the director of Moonfall Harbor born?',
-          'Thought: I need to find who directed Moonfall Harbor.', f'Action: {first}[director of Moonfall Harbor]',
+          'Thought: I need to find who directed Moonfall Harbor.', act(first, 'director of Moonfall Harbor'),
           'Observation:', f'(1) {doc1}', '(2) Harbor Lights: Harbor Lights is a 1961 novel by Mira Tell.',
           'Thought: Moonfall Harbor was directed by Orin Dask. I need the birthplace of Orin Dask.',
-          f'Action: {second}[Orin Dask]', 'Observation:', f'(3) {doc3}']
+          act(second, 'Orin Dask'), 'Observation:', f'(3) {doc3}']
     if 'read_chunk' in cfg.tools:
-        ex += ['Thought: The birthplace may be in the rest of that paragraph.', 'Action: read_chunk[3]', 'Observation:',
+        ex += ['Thought: The birthplace may be in the rest of that paragraph.', act('read_chunk', '3'), 'Observation:',
                '(3) Orin Dask: Orin Dask (born 1950) is a film director. Dask was born in Velmora.']
-    ex += ['Thought: Orin Dask was born in Velmora.', 'Action: answer[Velmora]']
+    ex += ['Thought: Orin Dask was born in Velmora.', '<answer>Velmora</answer>' if hermes else 'Action: answer[Velmora]']
+    if hermes:
+        tools = '\n'.join(_TOOL_DOCS[t].format(unit=unit).replace('[query]', '(query)').replace('[n]', '(n)') for t in GRASP_TOOLS if t in cfg.tools)
+        return ('You answer questions by searching a collection of encyclopedia paragraphs.\n'
+                'Each turn, write one line "Thought: ..." and then either call one tool, as <tool_call>\n'
+                '{"name": <tool name>, "arguments": <arguments as a JSON object>}\n</tool_call>, or give the final answer, '
+                'a short name, place, date or number, or yes/no, as <answer>text</answer>. The tools are:\n'
+                f'{tools}\n'
+                'Search for one entity at a time. When a result names the entity that leads to the answer, search for it next.\n\n'
+                'Example\n' + '\n'.join(ex))
     tools = '\n'.join(_TOOL_DOCS[t].format(unit=unit) for t in GRASP_TOOLS if t in cfg.tools)
     return ('You answer questions by searching a collection of encyclopedia paragraphs.\n'
             'Each turn, write one line "Thought: ..." and one line "Action: ...". The action is one of:\n'
             f'{tools}\nanswer[text] -- give the final answer: a short name, place, date or number, or yes/no.\n'
             'Search for one entity at a time. When a result names the entity that leads to the answer, search for it next.\n\n'
             'Example\n' + '\n'.join(ex))
+
+# %% ../nbs/06_agents.ipynb #4a1c9e20
+def grasp_numbering(steps: Sequence[Step]) -> dict[str, int]:
+    "Result number of every document shown by a search in `steps` (first appearance wins)."
+    num = {}
+    for s in steps:
+        if s.action in SEARCH_TOOLS and not s.error:
+            for d in s.shown: num.setdefault(d, len(num) + 1)
+    return num
+
+def grasp_read(corpus: Corpus, steps: Sequence[Step], argument: str) -> tuple[list[Hit], list[str], str | None]:
+    "`read_chunk[argument]` after `steps`: the parent paragraph of the numbered result, or an 'unknown id' error."
+    byn = {n: d for d, n in grasp_numbering(steps).items()}
+    n = int(argument) if argument.isdigit() else None
+    if n not in byn: return [], [], f'unknown id {argument!r}'
+    return [], [corpus.paragraph(byn[n]).pid], None
+
+def tool_argument(name: str, arguments) -> str:
+    "The argument of a hermes tool call: the `query` of a search, the `n` of read_chunk, as text ('' when missing)."
+    v = arguments.get('n' if name == 'read_chunk' else 'query') if isinstance(arguments, dict) else None
+    if isinstance(v, str): return v.strip()
+    return str(v) if isinstance(v, int) and not isinstance(v, bool) else ''
+
+def unknown_tool_message(name: str, tools: Sequence[str]) -> str:
+    "What verl's tool agent loop answers a call of a tool it does not have (its words, so both engines show the same)."
+    return f"Unknown function '{name}'. Available tools: {list(tools)}"
+
+def grasp_observation(corpus: Corpus, steps: Sequence[Step], s: Step, left: int, actions: Sequence[str],
+                      tool_format: str = 'react') -> str:
+    "Observation text of step `s` after `steps`, with `left` turns remaining; `actions` are the agent's actions (for the invalid-action hint)."
+    num = grasp_numbering(list(steps) + [s])
+    if s.action == 'invalid' and s.error and s.error.startswith('unknown tool'):
+        return unknown_tool_message(s.argument, [a for a in actions if a != 'answer'])
+    if s.action == 'invalid': body = 'Invalid action. Write "Thought: ..." then "Action: tool[argument]" with one of: ' + ', '.join(actions) + '.'
+    elif s.error == 'empty query': body = 'The query was empty. Search for an entity name.'
+    elif s.error and s.error.startswith('unknown id'):
+        body = f'There is no result ({s.argument}). ' + (f'Results shown so far: 1 to {len(num)}.' if num else 'Search first.')
+    elif s.error: body = f'The tool failed ({s.error}). Try again differently.'
+    elif s.action == 'read_chunk':
+        p = corpus.paragraph(s.shown[0])
+        body = f'({s.argument}) {p.title}: {p.text}'
+    elif not s.shown: body = f'No results for "{s.argument}".'
+    else: body = '\n'.join(f'({num[d]}) {corpus.title(d)}: {corpus.text(d)}' for d in s.shown)
+    return f'Observation:\n{body}\n({left} turn{"s" if left != 1 else ""} left)'
+
+# %% ../nbs/06_agents.ipynb #5b2d8f31
+def _render(backend, messages: list[dict], tools: list[dict] | None, add_generation_prompt: bool = True) -> str:
+    "The backend's chat template applied to `messages` with `tools` (a backend without a tokenizer renders no tools)."
+    tok = getattr(backend, 'tokenizer', None)
+    if tok is not None and getattr(tok, 'chat_template', None):
+        return tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=add_generation_prompt)
+    return backend.chat(messages, add_generation_prompt)
+
+class ToolChatFormat(ChatFormat):
+    "Chat segments with tool schemas in the prompt and observations as `tool` turns (hermes, as verl renders them)."
+    def __init__(self, backend, system: str, tools: list[dict]):
+        self.backend, self.system, self.tools = backend, system, tools
+        r = lambda msgs, gen=True: _render(backend, msgs, tools, gen)
+        sys_ = [{'role': 'system', 'content': system}]
+        head = r(sys_, False)
+        q = r(sys_ + [{'role': 'user', 'content': '\x00Q'}])
+        full = r(sys_ + [{'role': 'user', 'content': '\x00Q'}, {'role': 'assistant', 'content': '\x00A'}, {'role': 'tool', 'content': '\x00O'}])
+        if not (q.startswith(head) and full.startswith(q[:q.index('\x00Q')])):
+            raise ValueError('the chat template does not render conversations as growing prefixes; agents need one that does')
+        self.head = head
+        self.user_open, self.user_close = q[len(head):q.index('\x00Q')], q[q.index('\x00Q') + 2:]
+        tail = full[full.index('\x00A') + 2:]
+        self.turn_close, self.turn_end = tail[:tail.index('\x00O')], tail[tail.index('\x00O') + 2:]
+        self.head_ids = backend.encode(head)
+
+_HERMES_CALL = re.compile(r'<tool_call>(.*?)</tool_call>', re.S)
+_ANSWER = re.compile(r'<answer>(.*?)</answer>', re.S)
+
+def parse_hermes(text: str) -> list[tuple[str, object]]:
+    "The tool calls in `text` as verl's hermes parser reads them: (name, arguments) of every `<tool_call>` whose JSON has both."
+    calls = []
+    for m in _HERMES_CALL.finditer(text):
+        try: d = json.loads(m.group(1))
+        except ValueError: continue
+        if isinstance(d, dict) and isinstance(d.get('name'), str) and 'arguments' in d: calls.append((d['name'], d['arguments']))
+    return calls
+
+def answer_spans(text: str) -> list[str]:
+    "The `<answer>...</answer>` spans of `text`, stripped, in order."
+    return [a.strip() for a in _ANSWER.findall(text)]
 
 # %% ../nbs/06_agents.ipynb #7c0d1676
 class GraspAgent:
@@ -472,8 +594,10 @@ class GraspAgent:
     def __init__(self, backend, retrieval: Retrieval, cfg: GraspConfig = GraspConfig(), name: str = 'grasp'):
         self.backend, self.retrieval, self.cfg, self.name = backend, retrieval, cfg, name
         self.max_turns, self.corpus = cfg.max_turns, retrieval.corpus
-        self.chat = ChatFormat(backend, grasp_system_prompt(cfg))
-        self.actions = tuple(a for a in GRASP_TOOLS if a in cfg.tools) + ('answer',)
+        self.tools = [t for t in GRASP_TOOLS if t in cfg.tools]
+        self.chat = (ToolChatFormat(backend, grasp_system_prompt(cfg), grasp_tool_schemas(cfg)) if cfg.tool_format == 'hermes'
+                     else ChatFormat(backend, grasp_system_prompt(cfg)))
+        self.actions = tuple(self.tools) + ('answer',)
 
     def key(self, q: Question, sample: int = 0) -> str: return agent_key(self.name, q, sample)
     def shared_prefix_ids(self) -> list[int]: return self.chat.head_ids
@@ -487,40 +611,61 @@ class GraspAgent:
 
     def numbering(self, steps: Sequence[Step]) -> dict[str, int]:
         "Result number of every document shown by a search so far (first appearance wins)."
-        num = {}
-        for s in steps:
-            if s.action in SEARCH_TOOLS and not s.error:
-                for d in s.shown: num.setdefault(d, len(num) + 1)
-        return num
+        return grasp_numbering(steps)
 
     def template(self, t: Trajectory, constrain_ids: bool = True, final: bool = False, search_only: bool = False) -> Template:
-        "The output template; `constrain_ids` limits read_chunk to numbers shown so far."
-        c = self.cfg
-        head = (Lit('Thought:'), Free('\n', c.max_thought_tokens), Lit('Action: ')) if c.thought else (Lit('Action: '),)
-        free = (Free(']', c.max_arg_tokens),)
-        ids = sorted(self.numbering(t.steps).values())
+        """The output template; `constrain_ids` limits read_chunk to numbers shown so far whose paragraph is not read yet
+        (a small model otherwise re-reads one paragraph until its budget ends)."""
+        c, hermes = self.cfg, self.cfg.tool_format == 'hermes'
+        if hermes: head = (Lit('Thought:'), Free('\n', c.max_thought_tokens)) if c.thought else ()
+        else: head = (Lit('Thought:'), Free('\n', c.max_thought_tokens), Lit('Action: ')) if c.thought else (Lit('Action: '),)
+        read = {s.shown[0] for s in t.steps if s.action == 'read_chunk' and not s.error and s.shown}
+        ids = sorted(n for d, n in self.numbering(t.steps).items() if self.corpus.paragraph(d).pid not in read)
         opts, then = [], []
         acts = ('answer',) if final else tuple(a for a in self.actions if a in SEARCH_TOOLS) if search_only else self.actions
         for a in acts:
-            if a == 'read_chunk':
+            if hermes:
+                if a == 'answer': opts.append('<answer>'); then.append((Free('</answer>', c.max_arg_tokens),))
+                elif a == 'read_chunk':
+                    if constrain_ids and not ids: continue
+                    opts.append('<tool_call>\n{"name": "read_chunk", "arguments": {"n": ')
+                    then.append((Choice(tuple(f'{n}}}}}\n</tool_call>' for n in ids)),) if constrain_ids
+                                else (Free('}', c.max_arg_tokens), Lit('}\n</tool_call>')))
+                else:
+                    opts.append(f'<tool_call>\n{{"name": "{a}", "arguments": {{"query": "')
+                    then.append((Free('"', c.max_arg_tokens, forbid='\n\\'), Lit('}}\n</tool_call>')))
+            elif a == 'read_chunk':
                 if constrain_ids and not ids: continue
-                opts.append('read_chunk['); then.append((Choice(tuple(f'{n}]' for n in ids)),) if constrain_ids else free)
-            else: opts.append(f'{a}['); then.append(free)
+                opts.append('read_chunk['); then.append((Choice(tuple(f'{n}]' for n in ids)),) if constrain_ids else (Free(']', c.max_arg_tokens),))
+            else: opts.append(f'{a}['); then.append((Free(']', c.max_arg_tokens),))
         return Template(head + (Choice(tuple(opts), then=tuple(then)),))
 
     def next(self, t: Trajectory) -> Request:
         n = len(t.steps)
         tpl = self.template(t, final=n >= self.max_turns - 1, search_only=n < self.cfg.min_searches)
-        return Request(t.context_ids(), max_new_tokens=self.cfg.max_thought_tokens + self.cfg.max_arg_tokens + 16,
+        extra = 64 if self.cfg.tool_format == 'hermes' else 16   # the JSON around a hermes call
+        return Request(t.context_ids(), max_new_tokens=self.cfg.max_thought_tokens + self.cfg.max_arg_tokens + extra,
                        template=tpl, key=t.key, parent=t.parent)
 
     def parse(self, t: Trajectory, c: Completion) -> Action:
         "The action in `c` (read_chunk ids are checked when executed, so unknown ids are reported, not unparseable)."
+        if self.cfg.tool_format == 'hermes': return self._parse_hermes(t, c.text)
         v = self.template(t, constrain_ids=False).parse(c.text)
         if v is None: return Action('invalid', '', f'parse: {c.text[:80]!r} is not Thought/Action: tool[..]')
         name, arg = v[-2].rstrip('['), v[-1].rstrip(']').strip()
         if name in SEARCH_TOOLS and not arg: return Action(name, arg, 'empty query')
         return Action(name, arg)
+
+    def _parse_hermes(self, t: Trajectory, text: str) -> Action:
+        "A hermes turn: its first tool call, or (no call: the trajectory ends, as in verl) the last answer span of all turns."
+        calls = parse_hermes(text)
+        if not calls:
+            spans = answer_spans(''.join(s.output for s in t.steps) + text)
+            return Action('answer', spans[-1] if spans else '', None if spans else 'no tool call and no answer')
+        name, args = calls[0]
+        if name not in self.tools: return Action('invalid', name, f'unknown tool {name!r}')
+        arg = tool_argument(name, args)
+        return Action(name, arg, 'empty query' if name in SEARCH_TOOLS and not arg else None)
 
     def execute(self, calls: list[tuple[Trajectory, Action]]) -> list[tuple[list[Hit], list[str], str | None]]:
         "Each tool's queries of a round in one retriever call; read_chunk resolved from the numbering."
@@ -530,27 +675,11 @@ class GraspAgent:
                 res = batch_search(self.retrieval.get(retr, self.cfg.granularity), calls, self.cfg.k, action=tool)
                 out = [r if a.name == tool else o for o, r, (_, a) in zip(out, res, calls)]
         for i, (t, a) in enumerate(calls):
-            if a.name == 'read_chunk':
-                byn = {n: d for d, n in self.numbering(t.steps).items()}
-                n = int(a.argument) if a.argument.isdigit() else None
-                if n not in byn: out[i] = ([], [], f'unknown id {a.argument!r}')
-                else: out[i] = ([], [self.corpus.paragraph(byn[n]).pid], None)
+            if a.name == 'read_chunk': out[i] = grasp_read(self.corpus, t.steps, a.argument)
         return out
 
     def render(self, t: Trajectory, s: Step) -> str:
         "Observation text of step `s`."
-        left = self.max_turns - len(t.steps) - 1
-        num = self.numbering(list(t.steps) + [s])
-        if s.action == 'invalid': body = 'Invalid action. Write "Thought: ..." then "Action: tool[argument]" with one of: ' + ', '.join(self.actions) + '.'
-        elif s.error == 'empty query': body = 'The query was empty. Search for an entity name.'
-        elif s.error and s.error.startswith('unknown id'):
-            body = f'There is no result ({s.argument}). ' + (f'Results shown so far: 1 to {len(num)}.' if num else 'Search first.')
-        elif s.error: body = f'The tool failed ({s.error}). Try again differently.'
-        elif s.action == 'read_chunk':
-            p = self.corpus.paragraph(s.shown[0])
-            body = f'({s.argument}) {p.title}: {p.text}'
-        elif not s.shown: body = f'No results for "{s.argument}".'
-        else: body = '\n'.join(f'({num[d]}) {self.corpus.title(d)}: {self.corpus.text(d)}' for d in s.shown)
-        return f'Observation:\n{body}\n({left} turn{"s" if left != 1 else ""} left)'
+        return grasp_observation(self.corpus, t.steps, s, self.max_turns - len(t.steps) - 1, self.actions, self.cfg.tool_format)
 
     def observation_ids(self, t: Trajectory, text: str) -> list[int]: return self.chat.observation_ids(text)

@@ -17,7 +17,7 @@ from .core import cache_dir, dir_fingerprint, set_threads, stable_hash
 # %% auto #0
 __all__ = ['SMOLLM2_GGUF', 'Request', 'Completion', 'Backend', 'Lit', 'Choice', 'Free', 'Template', 'resolve_llm', 'convert_gguf',
            'local_model_dir', 'gqa_decode_attention', 'TransformersBackend', 'ScriptedBackend', 'VLLMBackend',
-           'load_backend']
+           'load_backend', 'backend_from_profile']
 
 # %% ../nbs/05_llm.ipynb #7be9b984
 @dataclass
@@ -577,16 +577,23 @@ class ScriptedBackend:
 class VLLMBackend:
     "Batched generation with vLLM: prefix caching, guided decoding by template regex, seeded sampling."
     def __init__(self, model: str,  # hub id or local path
-                 tensor_parallel_size: int = 1,
-                 gpu_memory_utilization: float = 0.85,
-                 max_model_len: int | None = None,
+                 tensor_parallel_size: int = 1,  # GPUs one model is split over
+                 gpu_memory_utilization: float = 0.85,  # share of each GPU's memory vLLM may take
+                 max_model_len: int | None = None,  # context window (None: the model's)
+                 data_parallel_size: int = 1,  # replicas: only 1 per process (vLLM's offline engine)
+                 seed: int = 0,  # engine seed (each sampled request also carries its own)
                  **llm_kwargs):  # passed on to `vllm.LLM`
+        if data_parallel_size != 1:
+            raise ValueError(f'data_parallel_size={data_parallel_size}: vLLM\'s offline engine runs one replica per process; '
+                             'start one process per replica (each with its own CUDA_VISIBLE_DEVICES) or give the GPUs to one '
+                             'replica with tensor_parallel_size (docs/scale.md)')
         try: import vllm
         except ImportError:
             raise ImportError('the vLLM backend needs vllm on a GPU machine: `pip install rag_lib[gpu]`') from None
         self.name, self._vllm = model, vllm
-        self.llm = vllm.LLM(model=resolve_llm(model), enable_prefix_caching=True, tensor_parallel_size=tensor_parallel_size,
-                            gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, **llm_kwargs)
+        self.engine_args = dict(model=resolve_llm(model), enable_prefix_caching=True, tensor_parallel_size=tensor_parallel_size,
+                                gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, seed=seed, **llm_kwargs)
+        self.llm = vllm.LLM(**self.engine_args)
         self.tokenizer = self.llm.get_tokenizer()
         self.max_context = self.llm.llm_engine.model_config.max_model_len
         self.stats = {'prefilled': 0, 'cached': 0, 'decoded': 0}
@@ -605,7 +612,8 @@ class VLLMBackend:
     def cache_prefix(self, tokens, key=None): pass   # automatic prefix caching
     def release(self, key): pass
 
-    def _params(self, r: Request):
+    def sampling_params(self, r: Request):
+        "vLLM's `SamplingParams` for request `r` (greedy unless it samples; guided by its template's regex)."
         kw = dict(temperature=r.temperature, top_p=r.top_p, seed=r.seed, max_tokens=r.max_new_tokens,
                   stop=list(r.stop) or None, skip_special_tokens=False, logprobs=0 if r.logprobs else None)
         if r.template is not None:
@@ -618,13 +626,15 @@ class VLLMBackend:
         "Completions of all `requests` (greedy, or sampled where asked) in one vLLM call."
         from vllm.inputs import TokensPrompt
         outs = self.llm.generate([TokensPrompt(prompt_token_ids=list(r.tokens)) for r in requests],
-                                 [self._params(r) for r in requests], use_tqdm=False)
+                                 [self.sampling_params(r) for r in requests], use_tqdm=False)
         res = []
         for r, o in zip(requests, outs):
             c = o.outputs[0]
             fin = 'template' if r.template is not None and c.finish_reason == 'stop' else ('length' if c.finish_reason == 'length' else 'stop')
             lp = [d[t].logprob for t, d in zip(c.token_ids, c.logprobs)] if r.logprobs and c.logprobs else None
             res.append(Completion(c.text, list(c.token_ids), len(r.tokens), o.num_cached_tokens or 0, fin, lp))
+        self.stats['prefilled'] += sum(x.prompt_tokens - x.cached_tokens for x in res)
+        self.stats['cached'] += sum(x.cached_tokens for x in res)
         self.stats['decoded'] += sum(len(x.token_ids) for x in res)
         return res
 
@@ -634,3 +644,12 @@ def load_backend(kind: str = 'transformers', model: str = 'smollm2', **kwargs):
     if kind == 'transformers': return TransformersBackend(model, **kwargs)
     if kind == 'vllm': return VLLMBackend(model, **kwargs)
     raise ValueError(f"backend kind must be 'transformers' or 'vllm' (tests build ScriptedBackend directly), not {kind!r}")
+
+def backend_from_profile(profile, **kwargs):
+    "The backend of a `core.Profile`: its kind and model, with its parallelism (vLLM) or threads (transformers); `kwargs` override."
+    if profile.llm_backend == 'vllm':
+        kw = dict(tensor_parallel_size=profile.tensor_parallel_size, data_parallel_size=profile.data_parallel_size,
+                  gpu_memory_utilization=profile.gpu_memory_utilization)
+    elif profile.llm_backend == 'transformers': kw = dict(threads=profile.threads)
+    else: raise ValueError(f"profile {profile.name!r}: llm_backend {profile.llm_backend!r} is built by the tests, not from a profile")
+    return load_backend(profile.llm_backend, profile.llm, **{**kw, **kwargs})
