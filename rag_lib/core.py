@@ -16,7 +16,7 @@ __all__ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 
            'canonical_json', 'stable_hash', 'from_dict', 'atomic_write_text', 'write_jsonl', 'append_jsonl',
            'read_jsonl', 'file_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir', 'set_seed',
            'cached_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value', 'resolve_profile',
-           'get_profile']
+           'get_profile', 'profile_path']
 
 # %% ../nbs/00_core.ipynb #6e179ac4
 def project_root(start: str | Path | None = None) -> Path | None:
@@ -300,8 +300,7 @@ class Profile:
     tensor_parallel_size: int = field(default=1, metadata={'min': 1, 'help': 'vLLM: GPUs one model is split over'})
     data_parallel_size: int = field(default=1, metadata={'min': 1, 'help': 'vLLM: model replicas (each on tensor_parallel_size GPUs)'})
     gpu_memory_utilization: float = field(default=0.85, metadata={'min': 0.05, 'max': 1.0, 'help': "vLLM: share of each GPU's memory it may take"})
-    agents: tuple = field(default=('rule', 'single-keyword', 'single-semantic', 'single-hybrid', 'ircot', 'search-r1',
-                                   'react', 'base', 'base-no-semantic', 'base-no-keyword', 'base-no-read'),
+    agents: tuple = field(default=('rule', 'single-keyword', 'single-semantic', 'single-hybrid', 'ircot', 'search-r1', 'base'),
         metadata={'help': "methods of the agent evaluation ('base' = GRASP's agent untrained); see methods.AGENTS"})
     agent_questions: int = field(default=6, metadata={'min': 1, 'help': 'questions per dataset the agents are evaluated on (GRASP: 500; the cpu profile: a smoke-scale 6)'})
     max_turns: int | None = field(default=4, metadata={'min': 2, 'help': "turn budget of the multi-step agents; None: each method's own (GRASP's T = 10)"})
@@ -319,6 +318,16 @@ class Profile:
     bridge_max_turns: int = field(default=4, metadata={'min': 2, 'help': 'turn budget of the bridge study agents'})
     sru_threshold: float = field(default=0.0, metadata={'help': 'high SRU: SRU > this (paper: a positive F1 gain)'})
     proxy_threshold: float = field(default=0.5, metadata={'min': 0.0, 'max': 1.0, 'help': 'high proxy SRU: above this (scores normalized within the shown set)'})
+    grasp_max_turns: int = field(default=8, metadata={'min': 2, 'help': "T of the GRASP agents (Base, trained, ablations) and of the reward's efficiency term (GRASP: 10; the cpu policy was trained with 8)"})
+    grasp_adapter: str | None = field(default='artifacts/reference/grasp-smollm2/adapter', metadata={
+        'help': 'LoRA adapter of the trained GRASP policy (a path, relative to the project root); None: no trained policy is evaluated'})
+    grasp_questions: int = field(default=20, metadata={'min': 1, 'help': 'held-out world questions of trained vs Base, the ablations and the tool-use figure (GRASP: 500 per benchmark)'})
+    train_steps: int = field(default=3, metadata={'min': 0, 'help': 'GRPO steps run inside the chain for the training curve (0: none; GRASP: 270)'})
+    train_prompts: int = field(default=2, metadata={'min': 1, 'help': 'questions per in-chain GRPO step (GRASP: 64)'})
+    train_group_size: int = field(default=4, metadata={'min': 2, 'help': 'rollouts per question of an in-chain GRPO step'})
+    train_init: str | None = field(default='artifacts/reference/grasp-smollm2/warm-start-adapter', metadata={
+        'help': 'LoRA adapter the in-chain GRPO starts from (the committed warm start); None: a fresh adapter on the base model'})
+    judge: bool = field(default=False, metadata={'help': "LLM-judge hook: also judge every answer with the profile's LLM (judge_acc columns)"})
 
     def __post_init__(self):
         hints = typing.get_type_hints(Profile)
@@ -407,7 +416,8 @@ PROFILES = {
                    embed_model='Qwen/Qwen3-Embedding-0.6B', reranker='tomaarsen/Qwen3-Reranker-0.6B-seq-cls',
                    llm='Qwen/Qwen2.5-7B-Instruct', llm_backend='vllm',
                    bridge_dataset='hotpotqa', bridge_agents=('react',), bridge_questions=1000, bridge_llm_questions=1000,
-                   bridge_sample='stratified', bridge_max_turns=6),
+                   bridge_sample='stratified', bridge_max_turns=6,
+                   grasp_max_turns=10, grasp_adapter=None, grasp_questions=500, train_steps=0, train_init=None, judge=True),
 }
 
 def resolve_profile(base: str | Profile | dict = 'cpu',  # a profile name, a Profile, or a mapping of fields
@@ -435,3 +445,8 @@ def resolve_profile(base: str | Profile | dict = 'cpu',  # a profile name, a Pro
 def get_profile(name: str | Profile, **overrides) -> Profile:
     "The named profile (or `name` itself), with `overrides` applied and checked."
     return resolve_profile(name, overrides)
+
+def profile_path(p: str | None) -> Path | None:
+    "A path named in a profile (e.g. `grasp_adapter`): as given when absolute, else relative to the project root; None stays None."
+    if p is None: return None
+    return Path(p) if Path(p).is_absolute() else (project_root() or Path.cwd()) / p

@@ -9,11 +9,12 @@ from .baselines import IRCoTAgent, IRCoTConfig, RulePolicy, SearchR1Agent, Searc
 from .retrieval import Retrieval
 
 # %% auto #0
-__all__ = ['AGENTS', 'build_agent']
+__all__ = ['GRASP_ABLATIONS', 'AGENTS', 'build_agent']
 
 # %% ../nbs/07a_methods.ipynb #0aaf7665
+GRASP_ABLATIONS = {'': None, '-no-semantic': 'semantic_search', '-no-keyword': 'keyword_search', '-no-read': 'read_chunk'}
 AGENTS = ('rule', 'single-keyword', 'single-semantic', 'single-hybrid', 'ircot', 'search-r1', 'react',
-          'base', 'base-no-semantic', 'base-no-keyword', 'base-no-read')
+          *(f'{p}{s}' for p in ('base', 'grasp') for s in GRASP_ABLATIONS))
 
 def build_agent(name: str, backend, retrieval: Retrieval, profile):
     "The agent called `name` (see `AGENTS`), configured from `core.Profile` `profile`."
@@ -25,8 +26,8 @@ def build_agent(name: str, backend, retrieval: Retrieval, profile):
     if name == 'search-r1': return SearchR1Agent(backend, retrieval, SearchR1Config(k=k, max_doc_chars=chars, **turns))
     if name == 'react': return ReActAgent(backend, retrieval, ReActConfig(shown=profile.react_shown, candidates=profile.candidates,
                                                                           max_doc_chars=chars, **turns))
-    ablate = {'base': None, 'base-no-semantic': 'semantic_search', 'base-no-keyword': 'keyword_search', 'base-no-read': 'read_chunk'}
+    ablate = {f'{p}{s}': tool for p in ('base', 'grasp') for s, tool in GRASP_ABLATIONS.items()}
     if name in ablate:
         tools = tuple(t for t in GRASP_TOOLS if t != ablate[name])
-        return GraspAgent(backend, retrieval, GraspConfig(k=k, tools=tools, **turns), name=name)
+        return GraspAgent(backend, retrieval, GraspConfig(k=k, tools=tools, max_turns=profile.grasp_max_turns), name=name)
     raise ValueError(f'unknown agent {name!r}; choose from {AGENTS}')

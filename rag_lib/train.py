@@ -28,7 +28,8 @@ __all__ = ['LORA_TARGETS', 'ADDITIVE', 'PER_TOKEN', 'RELATION_WORDS', 'METRICS',
            'make_optimizer', 'grpo_update', 'world_data', 'step_questions', 'step_seed', 'grasp_agent', 'rollouts',
            'score', 'save_checkpoint', 'load_checkpoint', 'latest_checkpoint', 'cut_log', 'train_grpo', 'template_ids',
            'TeacherBackend', 'Goal', 'teacher_plan', 'GraspTeacher', 'teacher_trajectories', 'sft_update', 'train_sft',
-           'reference_dir', 'heldout_world', 'evaluate', 'summarize', 'run_eval', 'main']
+           'reference_dir', 'heldout_world', 'evaluate', 'summarize', 'chain_grpo_config', 'chain_training',
+           'tool_transitions', 'starts_with', 'run_eval', 'main']
 
 # %% ../nbs/13a_train.ipynb #8213d079
 LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
@@ -476,13 +477,14 @@ def cut_log(path: str | Path, step: int, key: str = 'step') -> int:
 
 # %% ../nbs/13a_train.ipynb #741153aa
 def _start_run(out: Path, cfg, stage: str) -> None:
-    "Create `out` with its config, or check that the run already there has the same one."
+    "Create `out` with its config, or check that the run already there has the same one (`threads` may differ: how, not what)."
     out.mkdir(parents=True, exist_ok=True)
     rec = {'stage': stage, 'config': config_to_dict(cfg)}
     f = out / 'config.json'
+    what = lambda r: {**r, 'config': {k: v for k, v in r.get('config', {}).items() if k != 'threads'}}
     if f.exists():
         old = json.loads(f.read_text())
-        if old != json.loads(json.dumps(rec)):
+        if what(old) != what(json.loads(json.dumps(rec))):
             diff = sorted(k for k in set(old.get('config', {})) | set(rec['config']) if old.get('config', {}).get(k) != rec['config'].get(k))
             raise ValueError(f'{out} holds a {old.get("stage")} run with another config (differs in {diff or ["stage"]}); '
                              'resume it with the same config or use a new folder')
@@ -784,6 +786,48 @@ def evaluate(backend, retrieval, questions: Sequence[Question], max_turns: int, 
 def summarize(rows: Sequence[dict], metrics: Sequence[str] = METRICS) -> dict:
     "{metric: (mean, low, high)}, the 95% bootstrap interval over questions."
     return {m: mean_ci([r[m] for r in rows]) for m in metrics}
+
+# %% ../nbs/13a_train.ipynb #c4a1e2f1
+def chain_grpo_config(prof) -> GRPOConfig:
+    "The in-chain GRPO run of `core.Profile` `prof` (its `train_*` fields and `grasp_max_turns`)."
+    from rag_lib.core import profile_path
+    init = profile_path(prof.train_init)
+    if init is not None and not (init / 'adapter_config.json').exists():
+        raise FileNotFoundError(f'profile field train_init: no LoRA adapter (adapter_config.json) in {init}; '
+                                'fix: python scripts/grasp_reference.py, or --set train_init=none (start from Base)')
+    return GRPOConfig(steps=max(prof.train_steps, 1), prompts_per_step=prof.train_prompts, group_size=prof.train_group_size,
+                      max_turns=prof.grasp_max_turns, init_adapter=None if init is None else str(init))
+
+def chain_training(prof, progress: bool = True) -> tuple[Path, list[dict]]:
+    "Run (or resume, or read) the in-chain GRPO of `prof` under `.cache/grpo/<key>/`: (run folder, per-step log records)."
+    from rag_lib.core import cache_dir, dir_fingerprint
+    from rag_lib.pipeline import source_digest
+    if prof.train_steps < 1: raise ValueError('profile field train_steps is 0: the chain trains nothing')
+    cfg = chain_grpo_config(prof)
+    init = None if cfg.init_adapter is None else dir_fingerprint(cfg.init_adapter)
+    out = cache_dir('grpo', stable_hash([config_to_dict(dataclasses.replace(cfg, init_adapter=None)), init, source_digest()]))
+    train_grpo(dataclasses.replace(cfg, threads=prof.threads), out, progress=progress)
+    return out, read_jsonl(out / 'log.jsonl')
+
+# %% ../nbs/13a_train.ipynb #c4a1e2f4
+def tool_transitions(trajs: Sequence[Trajectory], policy: str | None = None) -> 'pd.DataFrame':
+    "Rows (policy, step, previous, action, n, share): how often `action` at step `step` (1-based) followed `previous`."
+    import pandas as pd
+    c = Counter()
+    reached = Counter()
+    for t in trajs:
+        prev = 'start'
+        for i, s in enumerate(t.steps, 1):
+            c[(policy or t.agent, i, prev, s.action)] += 1; reached[(policy or t.agent, i)] += 1; prev = s.action
+    rows = [{'policy': p, 'step': i, 'previous': a, 'action': b, 'n': n, 'share': n / reached[(p, i)]}
+            for (p, i, a, b), n in sorted(c.items())]
+    return pd.DataFrame(rows, columns=['policy', 'step', 'previous', 'action', 'n', 'share'])
+
+def starts_with(trajs: Sequence[Trajectory], actions: Sequence[str] = ('semantic_search', 'read_chunk', 'keyword_search')) -> float:
+    "Share of `trajs` whose first actions are `actions`, in order."
+    if not trajs: raise ValueError('starts_with of no trajectories')
+    k = len(actions)
+    return sum(tuple(s.action for s in t.steps[:k]) == tuple(actions) for t in trajs) / len(trajs)
 
 # %% ../nbs/13a_train.ipynb #84504e84
 STAGES = ('warm-start', 'grpo', 'eval')

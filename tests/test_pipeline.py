@@ -12,7 +12,7 @@ from rag_lib import core, pipeline
 from rag_lib.core import Profile, get_profile
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL = ['datasets=world', 'n_questions=8', 'agent_questions=3', 'agents=rule', 'llm_backend=scripted', 'bridge_questions=20']
+SMALL = ['datasets=world', 'n_questions=8', 'agent_questions=3', 'agents=rule', 'llm_backend=scripted', 'bridge_questions=20', 'grasp_questions=3']
 SMALL_PROFILE = core.resolve_profile('cpu', dict(s.split('=', 1) for s in SMALL))
 
 
