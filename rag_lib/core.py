@@ -312,7 +312,7 @@ class Profile:
         'help': "bridge study's dataset (paper: HotpotQA dev); 'world' has planted bridge paragraphs as ground truth"})
     bridge_agents: tuple = field(default=('rule', 'react'), metadata={'help': 'agents the bridge study runs side by side (paper: one ReAct agent)'})
     bridge_questions: int = field(default=100, metadata={'min': 1, 'help': 'bridge study questions for agents without a model (paper: 1,000 stratified)'})
-    bridge_llm_questions: int = field(default=2, metadata={'min': 1, 'help': 'bridge study questions for LLM agents (their replays cost model calls; paper: 1,000)'})
+    bridge_llm_questions: int = field(default=1, metadata={'min': 1, 'help': 'bridge study questions for LLM agents (their replays cost model calls; paper: 1,000)'})
     bridge_sample: str = field(default='uniform', metadata={'choices': ('uniform', 'stratified'),
         'help': "question sample of the bridge study; paper: stratified by type and level"})
     bridge_max_turns: int = field(default=4, metadata={'min': 2, 'help': 'turn budget of the bridge study agents'})
@@ -321,9 +321,9 @@ class Profile:
     grasp_max_turns: int = field(default=8, metadata={'min': 2, 'help': "T of the GRASP agents (Base, trained, ablations) and of the reward's efficiency term (GRASP: 10; the cpu policy was trained with 8)"})
     grasp_adapter: str | None = field(default='artifacts/reference/grasp-smollm2/adapter', metadata={
         'help': 'LoRA adapter of the trained GRASP policy (a path, relative to the project root); None: no trained policy is evaluated'})
-    grasp_questions: int = field(default=6, metadata={'min': 1, 'help': 'held-out world questions of trained vs Base, the ablations and the tool-use figure (GRASP: 500 per benchmark)'})
+    grasp_questions: int = field(default=4, metadata={'min': 1, 'help': 'held-out world questions of trained vs Base, the ablations and the tool-use figure (GRASP: 500 per benchmark)'})
     train_steps: int = field(default=2, metadata={'min': 0, 'help': 'GRPO steps run inside the chain for the training curve (0: none; GRASP: 270)'})
-    train_prompts: int = field(default=2, metadata={'min': 1, 'help': 'questions per in-chain GRPO step (GRASP: 64)'})
+    train_prompts: int = field(default=1, metadata={'min': 1, 'help': 'questions per in-chain GRPO step (GRASP: 64; the cpu profile: 1, one step takes about 90 s)'})
     train_group_size: int = field(default=4, metadata={'min': 2, 'help': 'rollouts per question of an in-chain GRPO step'})
     train_init: str | None = field(default='artifacts/reference/grasp-smollm2/warm-start-adapter', metadata={
         'help': 'LoRA adapter the in-chain GRPO starts from (the committed warm start); None: a fresh adapter on the base model'})
