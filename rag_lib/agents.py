@@ -137,12 +137,16 @@ def retrieval_spec(r: Retrieval) -> dict:
 # %% ../nbs/06_agents.ipynb #5503d774
 class ChatFormat:
     "Segments of a chat conversation as the model's chat template renders them."
-    def __init__(self, backend, system: str):
+    def __init__(self, backend, system: str,
+                 render=None,  # (messages, add_generation_prompt) -> text; default: the backend's chat template
+                 observation_role: str = 'user'):  # the role observations are appended as
         self.backend, self.system = backend, system
-        head = backend.chat([{'role': 'system', 'content': system}], add_generation_prompt=False)
-        q = backend.chat([{'role': 'system', 'content': system}, {'role': 'user', 'content': '\x00Q'}])
-        full = backend.chat([{'role': 'system', 'content': system}, {'role': 'user', 'content': '\x00Q'},
-                             {'role': 'assistant', 'content': '\x00A'}, {'role': 'user', 'content': '\x00O'}])
+        r = render or (lambda msgs, gen=True: backend.chat(msgs, add_generation_prompt=gen))
+        sys_ = [{'role': 'system', 'content': system}]
+        head = r(sys_, False)
+        q = r(sys_ + [{'role': 'user', 'content': '\x00Q'}])
+        full = r(sys_ + [{'role': 'user', 'content': '\x00Q'}, {'role': 'assistant', 'content': '\x00A'},
+                         {'role': observation_role, 'content': '\x00O'}])
         if not (q.startswith(head) and full.startswith(q[:q.index('\x00Q')])):
             raise ValueError('the chat template does not render conversations as growing prefixes; agents need one that does')
         self.head = head
@@ -557,19 +561,8 @@ def _render(backend, messages: list[dict], tools: list[dict] | None, add_generat
 class ToolChatFormat(ChatFormat):
     "Chat segments with tool schemas in the prompt and observations as `tool` turns (hermes, as verl renders them)."
     def __init__(self, backend, system: str, tools: list[dict]):
-        self.backend, self.system, self.tools = backend, system, tools
-        r = lambda msgs, gen=True: _render(backend, msgs, tools, gen)
-        sys_ = [{'role': 'system', 'content': system}]
-        head = r(sys_, False)
-        q = r(sys_ + [{'role': 'user', 'content': '\x00Q'}])
-        full = r(sys_ + [{'role': 'user', 'content': '\x00Q'}, {'role': 'assistant', 'content': '\x00A'}, {'role': 'tool', 'content': '\x00O'}])
-        if not (q.startswith(head) and full.startswith(q[:q.index('\x00Q')])):
-            raise ValueError('the chat template does not render conversations as growing prefixes; agents need one that does')
-        self.head = head
-        self.user_open, self.user_close = q[len(head):q.index('\x00Q')], q[q.index('\x00Q') + 2:]
-        tail = full[full.index('\x00A') + 2:]
-        self.turn_close, self.turn_end = tail[:tail.index('\x00O')], tail[tail.index('\x00O') + 2:]
-        self.head_ids = backend.encode(head)
+        self.tools = tools
+        super().__init__(backend, system, lambda msgs, gen=True: _render(backend, msgs, tools, gen), observation_role='tool')
 
 _HERMES_CALL = re.compile(r'<tool_call>(.*?)</tool_call>', re.S)
 _ANSWER = re.compile(r'<answer>(.*?)</answer>', re.S)
