@@ -20,10 +20,10 @@ from .retrieval import Hit, Retrieval
 # %% auto #0
 __all__ = ['FINGERPRINT_MODULES', 'REACT_SYSTEM', 'SEARCH_TOOLS', 'GRASP_TOOLS', 'TOOL_FORMATS', 'Action', 'Step', 'Trajectory',
            'save_trajectories', 'load_trajectories', 'Agent', 'agent_key', 'new_trajectory', 'retrieval_spec',
-           'ChatFormat', 'Sampling', 'finish_step', 'Runner', 'agent_fingerprint', 'cache_log', 'run_cached', 'branch',
-           'batch_search', 'doc_text', 'ReActConfig', 'ReActAgent', 'GraspConfig', 'grasp_tool_schemas', 'hermes_call',
-           'grasp_system_prompt', 'grasp_numbering', 'grasp_read', 'tool_argument', 'unknown_tool_message',
-           'grasp_observation', 'ToolChatFormat', 'parse_hermes', 'answer_spans', 'GraspAgent']
+           'ChatFormat', 'Sampling', 'finish_step', 'Runner', 'PerDataset', 'agent_fingerprint', 'cache_log',
+           'run_cached', 'branch', 'batch_search', 'doc_text', 'ReActConfig', 'ReActAgent', 'GraspConfig',
+           'grasp_tool_schemas', 'hermes_call', 'grasp_system_prompt', 'grasp_numbering', 'grasp_read', 'tool_argument',
+           'unknown_tool_message', 'grasp_observation', 'ToolChatFormat', 'parse_hermes', 'answer_spans', 'GraspAgent']
 
 # %% ../nbs/06_agents.ipynb #1ec18223
 @dataclass
@@ -189,7 +189,7 @@ class Runner:
     def __init__(self, agent: Agent | Sequence[Agent],  # one agent, or several advanced together (distinct names)
                  backend: Backend | None = None,  # None when no agent needs a model
                  max_live: int = 16,  # trajectories advanced together
-                 log: str | Path | dict | None = None,  # JSONL file finished trajectories go to and are read back from; or {agent name: file}
+                 log: str | Path | dict | None = None,  # JSONL file finished trajectories go to and are read back from; or {agent name: file or {dataset: file}}
                  keep_cache: bool = False,  # keep finished trajectories' KV caches (to branch from them)
                  progress: bool = True,
                  sampling: Sampling | None = None,  # sample (GRPO rollouts) instead of decoding greedily
@@ -200,7 +200,8 @@ class Runner:
         for a in agents:
             if a.uses_llm and backend is None: raise ValueError(f'agent {a.name!r} needs a backend')
         self.agent = agents[0]
-        self.logs = {n: Path(log[n]) for n in self.agents} if isinstance(log, dict) else {n: log for n in self.agents}
+        path = lambda p: {d: Path(x) for d, x in p.items()} if isinstance(p, dict) else Path(p) if p else None
+        self.logs = {n: path(log[n]) for n in self.agents} if isinstance(log, dict) else {n: path(log) for n in self.agents}
         self.backend, self.max_live, self.keep_cache = backend, max_live, keep_cache
         self.progress, self.sampling, self.on_finish, self.rounds = progress, sampling, on_finish, 0
 
@@ -212,7 +213,8 @@ class Runner:
         "Continue partial trajectories until each is done, in the given order; one the log already holds is read, not rerun."
         keys = [t.key for t in states]
         if len(set(keys)) < len(keys): raise ValueError('trajectories to resume must have distinct keys (rollouts of one question: distinct samples)')
-        done = {t.key: t for path in dict.fromkeys(p for p in self.logs.values() if p) for t in load_trajectories(path)}
+        paths = [x for p in self.logs.values() for x in (p.values() if isinstance(p, dict) else [p]) if x]
+        done = {t.key: t for path in dict.fromkeys(paths) for t in load_trajectories(path)}
         queue, live = [t for t in states if t.key not in done and not t.done], []
         for a in {t.agent for t in queue}:
             if self.backend is not None and self.agents[a].uses_llm: self.backend.cache_prefix(self.agents[a].shared_prefix_ids())
@@ -222,14 +224,19 @@ class Runner:
             self._round(live)
             finished = [t for t in live if t.done]
             live = [t for t in live if not t.done]
-            for name in dict.fromkeys(t.agent for t in finished):
-                if self.logs[name]: save_trajectories(self.logs[name], [t for t in finished if t.agent == name])
+            for path in dict.fromkeys(self.log_of(t) for t in finished):
+                if path: save_trajectories(path, [t for t in finished if self.log_of(t) == path])
             if finished and self.on_finish: self.on_finish(finished)
             if self.backend is not None and not self.keep_cache:
                 for t in finished: self.backend.release(t.key)
             bar.update(len(finished))
         bar.close()
         return [done.get(t.key, t) for t in states]
+
+    def log_of(self, t: Trajectory) -> Path | None:
+        "The log trajectory `t` goes to: its agent's, or its agent's for `t`'s dataset (a `PerDataset` agent's logs)."
+        p = self.logs[t.agent]
+        return p.get(t.dataset) if isinstance(p, dict) else p
 
     def _request(self, t: Trajectory, r: Request) -> Request:
         "`r` as the runner sends it: sampled with a per-(trajectory, step) seed when the runner samples."
@@ -263,6 +270,51 @@ class Runner:
         for i, s in sorted(steps.items()): finish_step(agent(live[i]), live[i], s)
 
 # %% ../nbs/06_agents.ipynb #7214dca0
+class PerDataset:
+    "One method's agents, one per benchmark, run as one agent: each trajectory goes to its dataset's agent."
+    def __init__(self, agents: dict[str, Agent]):  # dataset name -> the method's agent on that benchmark
+        if not agents: raise ValueError('PerDataset needs an agent for at least one dataset')
+        self.by = dict(sorted(agents.items()))
+        first = next(iter(self.by.values()))
+        for d, a in self.by.items():
+            if (a.name, a.max_turns) != (first.name, first.max_turns):
+                raise ValueError(f'PerDataset: agent for {d!r} is {a.name!r} with max_turns={a.max_turns}; '
+                                 f'every dataset needs the same method ({first.name!r}, max_turns={first.max_turns})')
+        self.name, self.max_turns = first.name, first.max_turns
+        self.uses_llm = any(a.uses_llm for a in self.by.values())
+
+    def of(self, dataset: str) -> Agent:
+        "The agent of `dataset`."
+        if dataset not in self.by: raise ValueError(f'agent {self.name!r} has no agent for dataset {dataset!r} (it has {list(self.by)})')
+        return self.by[dataset]
+
+    def key(self, q: Question, sample: int = 0) -> str: return self.of(q.dataset).key(q, sample)
+    def start(self, q: Question, sample: int = 0) -> Trajectory: return self.of(q.dataset).start(q, sample)
+    def next(self, t: Trajectory) -> Request | Action: return self.of(t.dataset).next(t)
+    def parse(self, t: Trajectory, c: Completion) -> Action: return self.of(t.dataset).parse(t, c)
+    def render(self, t: Trajectory, s: Step) -> str: return self.of(t.dataset).render(t, s)
+    def observation_ids(self, t: Trajectory, text: str) -> list[int]: return self.of(t.dataset).observation_ids(t, text)
+    def spec(self) -> dict: return {'per_dataset': {d: a.spec() for d, a in self.by.items()}}
+
+    def shared_prefix_ids(self) -> list[int]:
+        "The longest prefix every dataset's agent shares (the system prompt, when the agents differ only in corpus)."
+        pre = None
+        for a in self.by.values():
+            ids = list(a.shared_prefix_ids())
+            if pre is None: pre = ids; continue
+            n = 0
+            while n < min(len(pre), len(ids)) and pre[n] == ids[n]: n += 1
+            pre = pre[:n]
+        return pre
+
+    def execute(self, calls: list[tuple[Trajectory, Action]]) -> list[tuple[list[Hit], list[str], str | None]]:
+        "Each dataset's calls of the round, run by its agent at once."
+        out = [None] * len(calls)
+        for d in dict.fromkeys(t.dataset for t, _ in calls):
+            idx = [i for i, (t, _) in enumerate(calls) if t.dataset == d]
+            for i, r in zip(idx, self.of(d).execute([calls[i] for i in idx])): out[i] = r
+        return out
+
 FINGERPRINT_MODULES = ('rag_lib.data', 'rag_lib.corpus', 'rag_lib.retrieval', 'rag_lib.llm', 'rag_lib.agents', 'rag_lib.baselines')
 
 def agent_fingerprint(agent: Agent, backend: Backend | None) -> str:
@@ -282,7 +334,8 @@ def run_cached(agent: Agent | Sequence[Agent],  # one agent, or several advanced
                samples: int = 1, sampling: Sampling | None = None) -> list[Trajectory]:
     "Trajectories of `questions` (every agent's, agent-major), generated once and then read from content-addressed JSONL logs."
     agents = [agent] if isinstance(agent, Agent) else list(agent)
-    logs = {a.name: cache_log(a, backend, sampling) for a in agents}
+    logs = {a.name: {d: cache_log(x, backend, sampling) for d, x in a.by.items()} if isinstance(a, PerDataset)
+            else cache_log(a, backend, sampling) for a in agents}
     return Runner(agents, backend, max_live=max_live, log=logs, keep_cache=keep_cache, progress=progress,
                   sampling=sampling).run(questions, samples)
 

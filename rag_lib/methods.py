@@ -4,12 +4,12 @@
 
 # %% ../nbs/07a_methods.ipynb #cb47e13b
 from __future__ import annotations
-from .agents import GRASP_TOOLS, GraspAgent, GraspConfig, ReActAgent, ReActConfig
+from .agents import GRASP_TOOLS, GraspAgent, GraspConfig, PerDataset, ReActAgent, ReActConfig
 from .baselines import IRCoTAgent, IRCoTConfig, RulePolicy, SearchR1Agent, SearchR1Config, SingleStepRAG
 from .retrieval import Retrieval
 
 # %% auto #0
-__all__ = ['GRASP_ABLATIONS', 'AGENTS', 'build_agent']
+__all__ = ['GRASP_ABLATIONS', 'AGENTS', 'build_agent', 'build_method']
 
 # %% ../nbs/07a_methods.ipynb #0aaf7665
 GRASP_ABLATIONS = {'': None, '-no-semantic': 'semantic_search', '-no-keyword': 'keyword_search', '-no-read': 'read_chunk'}
@@ -31,3 +31,7 @@ def build_agent(name: str, backend, retrieval: Retrieval, profile):
         tools = tuple(t for t in GRASP_TOOLS if t != ablate[name])
         return GraspAgent(backend, retrieval, GraspConfig(k=k, tools=tools, max_turns=profile.grasp_max_turns), name=name)
     raise ValueError(f'unknown agent {name!r}; choose from {AGENTS}')
+
+def build_method(name: str, backend, retrievals: dict[str, Retrieval], profile) -> PerDataset:
+    "Method `name` on every benchmark of `retrievals` (dataset name -> its retrieval), as one agent the runner advances in one lockstep run."
+    return PerDataset({d: build_agent(name, backend, r, profile) for d, r in retrievals.items()})
