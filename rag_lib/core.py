@@ -284,7 +284,7 @@ class Profile:
     name: str = field(default='cpu', metadata={'help': 'profile name, recorded in the manifest'})
     datasets: tuple = field(default=DATASET_NAMES, metadata={'choices': DATASET_NAMES,
         'help': "'world' is the generated default; real ones are used when present on disk"})
-    n_questions: int = field(default=50, metadata={'min': 1, 'help': 'questions sampled per dataset (GRASP: 500); the cpu profile uses 50'})
+    n_questions: int = field(default=30, metadata={'min': 1, 'help': 'questions sampled per dataset (GRASP: 500); the cpu profile uses 30 (their paragraphs and sentences are embedded: about 2 minutes on 2 cores)'})
     corpus_scope: str = field(default='sample', metadata={'choices': ('split', 'sample'),
         'help': "'split': corpus of all questions in the file (as the papers); 'sample': of the sampled ones (fast on CPU)"})
     seed: int = field(default=42, metadata={'min': 0, 'help': 'GRASP: random.seed(42) for the sample'})
@@ -302,7 +302,7 @@ class Profile:
     gpu_memory_utilization: float = field(default=0.85, metadata={'min': 0.05, 'max': 1.0, 'help': "vLLM: share of each GPU's memory it may take"})
     agents: tuple = field(default=('rule', 'single-keyword', 'single-semantic', 'single-hybrid', 'ircot', 'search-r1', 'base'),
         metadata={'help': "methods of the agent evaluation ('base' = GRASP's agent untrained); see methods.AGENTS"})
-    agent_questions: int = field(default=2, metadata={'min': 1, 'help': 'questions per dataset the agents are evaluated on (GRASP: 500; the cpu profile: a smoke-scale 2, to fit its 20-minute budget)'})
+    agent_questions: int = field(default=1, metadata={'min': 1, 'help': 'questions per dataset the agents are evaluated on (GRASP: 500; the cpu profile: a smoke-scale 1, to fit its 20-minute budget)'})
     max_turns: int | None = field(default=4, metadata={'min': 2, 'help': "turn budget of the multi-step agents; None: each method's own (GRASP's T = 10)"})
     react_shown: int = field(default=10, metadata={'min': 1, 'help': 'bridge study: top-10 paragraphs shown per ReAct search'})
     max_doc_chars: int | None = field(default=300, metadata={'min': 20, 'help': 'truncate paragraphs shown to agents (None: whole; the cpu profile cuts prefill)'})
@@ -321,7 +321,7 @@ class Profile:
     grasp_max_turns: int = field(default=8, metadata={'min': 2, 'help': "T of the GRASP agents (Base, trained, ablations) and of the reward's efficiency term (GRASP: 10; the cpu policy was trained with 8)"})
     grasp_adapter: str | None = field(default='artifacts/reference/grasp-smollm2/adapter', metadata={
         'help': 'LoRA adapter of the trained GRASP policy (a path, relative to the project root); None: no trained policy is evaluated'})
-    grasp_questions: int = field(default=4, metadata={'min': 1, 'help': 'held-out world questions of trained vs Base, the ablations and the tool-use figure (GRASP: 500 per benchmark)'})
+    grasp_questions: int = field(default=2, metadata={'min': 1, 'help': 'held-out world questions of trained vs Base, the ablations and the tool-use figure (GRASP: 500 per benchmark; the reference record: 30)'})
     train_steps: int = field(default=2, metadata={'min': 0, 'help': 'GRPO steps run inside the chain for the training curve (0: none; GRASP: 270)'})
     train_prompts: int = field(default=1, metadata={'min': 1, 'help': 'questions per in-chain GRPO step (GRASP: 64; the cpu profile: 1, one step takes about 90 s)'})
     train_group_size: int = field(default=4, metadata={'min': 2, 'help': 'rollouts per question of an in-chain GRPO step'})
