@@ -15,9 +15,10 @@ share of DocObservation rows equal in both (`rows_identical`, target >= 0.95: ca
 recomputed attention may differ in the last bits and flip a greedy near-tie, which then
 changes a branch), and `prefill_ratio`: prompt tokens the rag_lib backend prefilled for the
 bases and all their branches, divided by the distinct prompt tokens of that tree of token
-sequences (the number of nodes of the trie of every request's context; target <= 1.5; 1 means every
-distinct context token was prefilled once, and the ratio can fall below 1 because the tokens a model
-generated enter later contexts with the KV their decoding left, never prefilled). Then how the cost grows with the number of shown documents and turns (rag_lib side only).
+sequences (the number of nodes of the trie of every request's context; target <= 1.5). 1 means
+every distinct context token was prefilled once; the ratio can fall below 1 because tokens the
+model generated enter later contexts with the KV their decoding left, never prefilled. Then how
+the cost grows with the number of shown documents and turns (rag_lib side only).
 Run: `python benchmarks/cte.py [--questions 2] [--skip-growth]`.
 """
 import argparse, sys, tempfile, time

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_agents.ipynb #5c50cadf
 from __future__ import annotations
-import dataclasses
+import dataclasses, os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, Sequence, runtime_checkable
@@ -224,8 +224,10 @@ class Runner:
             self._round(live)
             finished = [t for t in live if t.done]
             live = [t for t in live if not t.done]
-            for path in dict.fromkeys(self.log_of(t) for t in finished):
-                if path: save_trajectories(path, [t for t in finished if self.log_of(t) == path])
+            by_log = {}
+            for t in finished: by_log.setdefault(self.log_of(t), []).append(t)
+            for path, ts in by_log.items():
+                if path: save_trajectories(path, ts)
             if finished and self.on_finish: self.on_finish(finished)
             if self.backend is not None and not self.keep_cache:
                 for t in finished: self.backend.release(t.key)
@@ -298,14 +300,7 @@ class PerDataset:
 
     def shared_prefix_ids(self) -> list[int]:
         "The longest prefix every dataset's agent shares (the system prompt, when the agents differ only in corpus)."
-        pre = None
-        for a in self.by.values():
-            ids = list(a.shared_prefix_ids())
-            if pre is None: pre = ids; continue
-            n = 0
-            while n < min(len(pre), len(ids)) and pre[n] == ids[n]: n += 1
-            pre = pre[:n]
-        return pre
+        return list(os.path.commonprefix([list(a.shared_prefix_ids()) for a in self.by.values()]))
 
     def execute(self, calls: list[tuple[Trajectory, Action]]) -> list[tuple[list[Hit], list[str], str | None]]:
         "Each dataset's calls of the round, run by its agent at once."

@@ -323,7 +323,7 @@ class Profile:
         'help': 'LoRA adapter of the trained GRASP policy (a path, relative to the project root); None: no trained policy is evaluated'})
     grasp_questions: int = field(default=2, metadata={'min': 1, 'help': 'held-out world questions of trained vs Base, the ablations and the tool-use figure (GRASP: 500 per benchmark; the reference record: 30)'})
     train_steps: int = field(default=2, metadata={'min': 0, 'help': 'GRPO steps run inside the chain for the training curve (0: none; GRASP: 270)'})
-    train_prompts: int = field(default=1, metadata={'min': 1, 'help': 'questions per in-chain GRPO step (GRASP: 64; the cpu profile: 1, one step takes about 90 s)'})
+    train_prompts: int = field(default=1, metadata={'min': 1, 'help': 'questions per in-chain GRPO step (GRASP: 64; the cpu profile: 1, a step of 4 rollouts took 77-137 s on 2 cores)'})
     train_group_size: int = field(default=4, metadata={'min': 2, 'help': 'rollouts per question of an in-chain GRPO step'})
     train_init: str | None = field(default='artifacts/reference/grasp-smollm2/warm-start-adapter', metadata={
         'help': 'LoRA adapter the in-chain GRPO starts from (the committed warm start); None: a fresh adapter on the base model'})
