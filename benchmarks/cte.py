@@ -6,7 +6,7 @@ generated-world questions, in one process:
 - rag_lib: base trajectories through the lockstep runner with their KV caches kept, then every
   omission branch through `intervention.run_cte` (all branches of a few questions advance
   together, one batched model call per round; each branch prefills only its modified
-  observation onwards);
+  observation onwards, and decode attention reads a prefix the batched branches share once);
 - naive: the same base trajectories, then one branch at a time, each model call prefilling its
   whole prompt (`TransformersBackend(reuse_cache=False, max_batch=1)`, `Runner(max_live=1)`).
 
@@ -78,7 +78,7 @@ def main():
     retrieval.reranked('paragraph')                        # build indexes before timing
     cfg = ReActConfig(max_turns=a.max_turns, shown=a.shown, max_doc_chars=a.doc_chars)
 
-    fast = Recording(TransformersBackend('smollm2', reuse_cache=True, max_batch=16))
+    fast = Recording(TransformersBackend('smollm2'))   # the defaults: cache reuse, batches of 32, cascade attention
     bases, rows, fast_s = cte(fast, cfg, retrieval, questions)
     ref = TransformersBackend('smollm2', reuse_cache=False, max_batch=1)
     ref_agent = ReActAgent(ref, retrieval, cfg)
@@ -108,7 +108,7 @@ def main():
         print('cost growth (rag_lib side): shown x turns -> branches, seconds, prefilled, decoded')
         for shown in (5, 10):
             for turns in (3, 4):
-                b = TransformersBackend('smollm2', max_batch=16)
+                b = TransformersBackend('smollm2')
                 bs, rs, s = cte(b, ReActConfig(max_turns=turns, shown=shown, max_doc_chars=a.doc_chars), retrieval, questions[:1])
                 print(f'  shown={shown} turns={turns}: branches={len(rs)} seconds={s:.1f} '
                       f'prefilled={b.stats["prefilled"]} decoded={b.stats["decoded"]}')

@@ -111,7 +111,7 @@ def run_cte(agent: Agent,
             bases: Sequence[Trajectory],     # base trajectories (greedy, finished), one per question
             questions: Sequence[Question],   # their questions (answers and gold titles), any order
             corpus: Corpus,
-            max_live: int = 16,              # branches advanced together
+            max_live: int = 32,              # branches advanced together, one model call per round
             questions_per_batch: int = 4,    # bases whose prefixes are cached at once (memory: their KV caches)
             logs: tuple[Path, Path] | None = None,  # (branch log, row log); default `cte_logs(agent, backend)`
             progress: bool = True) -> list[DocObservation]:

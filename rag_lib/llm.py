@@ -16,8 +16,8 @@ from .core import cache_dir, dir_fingerprint, set_threads, stable_hash
 
 # %% auto #0
 __all__ = ['SMOLLM2_GGUF', 'Request', 'Completion', 'Backend', 'Lit', 'Choice', 'Free', 'Template', 'resolve_llm', 'convert_gguf',
-           'local_model_dir', 'gqa_decode_attention', 'TransformersBackend', 'ScriptedBackend', 'VLLMBackend',
-           'load_backend', 'backend_from_profile']
+           'local_model_dir', 'prefix_groups', 'gqa_decode_attention', 'TransformersBackend', 'ScriptedBackend',
+           'VLLMBackend', 'load_backend', 'backend_from_profile']
 
 # %% ../nbs/05_llm.ipynb #7be9b984
 @dataclass
@@ -223,15 +223,128 @@ def _growing_layer_class():
             self._view()
     return GrowingLayer
 
-def gqa_decode_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-    "Attention for one new token per sequence without copying the keys of grouped-query heads."
+def prefix_groups(rows: Sequence[Sequence[int]],  # token sequences in sorted order
+                  overhead: int = 384) -> list[tuple[int, int, int]]:  # cost of a group's operations, in KV columns of one row
+    """Contiguous groups `(start, stop, shared)` of `rows` whose first `shared` tokens decode attention reads once for the
+    group: the split that minimizes the KV columns read per decode step (a group's rows are left-padded to its
+    longest private part) plus `overhead` per group, twice that for a group that shares. `shared` is 0 where sharing
+    does not pay."""
+    arrs = [np.asarray(r, dtype=np.int64) for r in rows]
+    B = len(arrs)
+    lcp = [_common_prefix(arrs[i], arrs[i + 1]) for i in range(B - 1)]
+    best, cut = [0] + [None] * B, [None] * (B + 1)
+    for b in range(1, B + 1):
+        P, longest = None, 0
+        for a in range(b - 1, -1, -1):        # group rows[a:b]; P: their common prefix (sorted rows: the least adjacent one)
+            longest = max(longest, len(arrs[a]))
+            if a < b - 1: P = lcp[a] if P is None else min(P, lcp[a])
+            n, shared = b - a, P or 0
+            flat = n * longest
+            split = shared + n * max(len(arrs[r]) - shared for r in range(a, b)) if shared else flat
+            split += 2 * overhead; flat += overhead        # sharing adds about as many operations as a flat group has
+            cost = best[a] + min(flat, split)
+            if best[b] is None or cost < best[b]: best[b], cut[b] = cost, (a, shared if split < flat else 0)
+    out, b = [], B
+    while b > 0:
+        a, shared = cut[b]; out.append((a, b, shared)); b = a
+    return out[::-1]
+
+@lru_cache(maxsize=None)
+def _cascade_layer_class():
+    "Built on first use, as `GrowingLayer` is."
+    from transformers.cache_utils import DynamicLayer
+    class CascadeLayer(DynamicLayer):
+        """A decode cache for rows in prefix groups: each group's shared prefix is kept (and read) once, each row's
+        private rest sits in the group's left-padded, preallocated buffer. `attend` is decode attention over both."""
+        def __init__(self, kvs, groups, spare):
+            import torch
+            super().__init__()
+            k0 = kvs[0][0]
+            self.dtype, self.device, self.is_initialized = k0.dtype, k0.device, True
+            self.groups, self._len = [], 0
+            for a, b, P in groups:
+                W = max(kvs[r][0].shape[2] - P for r in range(a, b))
+                g = {'a': a, 'b': b, 'P': P, 'n': W, 'pad': [W - (kvs[r][0].shape[2] - P) for r in range(a, b)],
+                     'pk': kvs[a][0][0, :, :P] if P else None, 'pv': kvs[a][1][0, :, :P] if P else None}   # (H, P, D) views
+                g['k'] = torch.zeros(b - a, k0.shape[1], W + spare, k0.shape[3], dtype=k0.dtype, device=k0.device)
+                g['v'] = torch.zeros_like(g['k'])
+                g['bias'] = torch.zeros(b - a, 1, 1, W + spare, dtype=k0.dtype, device=k0.device)
+                for i, r in enumerate(range(a, b)):
+                    p = g['pad'][i]
+                    g['k'][i, :, p:W], g['v'][i, :, p:W] = kvs[r][0][0, :, P:], kvs[r][1][0, :, P:]
+                    g['bias'][i, :, :, :p] = float('-inf')
+                self.groups.append(g)
+                self._len = max(self._len, P + W)
+            self.keys = self.values = k0[:0]
+
+        def get_seq_length(self) -> int: return self._len
+        def get_mask_sizes(self, query_length: int) -> tuple[int, int]: return self._len + query_length, 0
+
+        def update(self, key_states, value_states, *args, **kwargs):
+            import torch
+            for g in self.groups:
+                n = g['n']
+                if n + 1 > g['k'].shape[2]:   # out of room: double the buffers
+                    grow = lambda t: torch.cat([t, torch.zeros_like(t)], dim=-1 if t is g['bias'] else 2)
+                    g['k'], g['v'], g['bias'] = grow(g['k']), grow(g['v']), grow(g['bias'])
+                g['k'][:, :, n:n + 1], g['v'][:, :, n:n + 1] = key_states[g['a']:g['b']], value_states[g['a']:g['b']]
+                g['n'] = n + 1
+            self._len += 1
+            return key_states, value_states
+
+        def attend(self, query, scaling):
+            "Attention of one new token per row: each group's shared prefix against all its rows' queries at once."
+            import torch
+            B, H, _, D = query.shape
+            Hkv = self.groups[0]['k'].shape[1]
+            q, outs = query.view(B, Hkv, H // Hkv, D), []
+            for g in self.groups:
+                a, b, n, P = g['a'], g['b'], g['n'], g['P']
+                qg, m, G = q[a:b], b - a, H // Hkv
+                s = torch.matmul(qg, g['k'][:, :, :n].transpose(-1, -2)) * scaling + g['bias'][..., :n]   # (m, Hkv, G, n)
+                if not P:
+                    outs.append(torch.matmul(torch.softmax(s, dim=-1, dtype=torch.float32).to(qg.dtype), g['v'][:, :, :n])); continue
+                qp = qg.permute(1, 0, 2, 3).reshape(Hkv, m * G, D)                # every row's query, per key/value head
+                sp = torch.matmul(qp, g['pk'].transpose(-1, -2)).view(Hkv, m, G, P).permute(1, 0, 2, 3) * scaling
+                p = torch.softmax(torch.cat([sp, s], dim=-1), dim=-1, dtype=torch.float32).to(qg.dtype)   # one softmax over prefix and rest
+                pp = p[..., :P].permute(1, 0, 2, 3).reshape(Hkv, m * G, P)
+                outs.append(torch.matmul(p[..., P:], g['v'][:, :, :n])
+                            + torch.matmul(pp, g['pv']).view(Hkv, m, G, D).permute(1, 0, 2, 3))
+            return (outs[0] if len(outs) == 1 else torch.cat(outs)).reshape(B, 1, H, D)
+
+        def batch_select_indices(self, indices):
+            keep, groups, at = [int(i) for i in indices], [], 0
+            for g in self.groups:
+                local = [i - g['a'] for i in keep if g['a'] <= i < g['b']]
+                if not local: continue
+                if len(local) < g['b'] - g['a']:
+                    g['k'], g['v'], g['bias'] = g['k'][local], g['v'][local], g['bias'][local]
+                    g['pad'] = [g['pad'][i] for i in local]
+                g['a'], g['b'] = at, at + len(local)
+                at = g['b']; groups.append(g)
+            self.groups = groups
+
+        def row_kv(self, row: int):
+            "Keys and values of batch row `row`, (1, H, length, D) each: its shared prefix then its own columns."
+            import torch
+            g = next(g for g in self.groups if g['a'] <= row < g['b'])
+            i = row - g['a']; p = g['pad'][i]
+            k, v = g['k'][i:i + 1, :, p:g['n']], g['v'][i:i + 1, :, p:g['n']]
+            if g['P']: k, v = torch.cat([g['pk'][None], k], 2), torch.cat([g['pv'][None], v], 2)
+            return k.clone(), v.clone()
+    return CascadeLayer
+
+def gqa_decode_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, rag_cascade=None, **kwargs):
+    "Attention for one new token per sequence without copying the keys of grouped-query heads (or through a cascade cache)."
     import torch
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
     B, H, q, D = query.shape                    # key, value: (B, Hkv, L, D)
+    scale = scaling if scaling is not None else D ** -0.5
+    if q == 1 and rag_cascade is not None: return rag_cascade[module.layer_idx].attend(query, scale), None
     Hkv = key.shape[1]
     if q != 1 or H == Hkv: return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
     g = H // Hkv                                # query heads per key/value head, adjacent as in repeat_kv
-    s = torch.matmul(query.view(B, Hkv, g, D), key.transpose(-1, -2)) * (scaling if scaling is not None else D ** -0.5)  # (B, Hkv, g, L)
+    s = torch.matmul(query.view(B, Hkv, g, D), key.transpose(-1, -2)) * scale  # (B, Hkv, g, L)
     if attention_mask is not None:
         m = attention_mask[:, :, -1:, :]        # (B, 1, 1, L)
         s = s.masked_fill(~m, float('-inf')) if m.dtype == torch.bool else s + m
@@ -302,9 +415,10 @@ class TransformersBackend:
                  device: str = 'cpu',
                  dtype: str = 'float32',
                  reuse_cache: bool = True,  # keep KV caches across requests (False: prefill everything, every time)
-                 max_batch: int = 16,  # sequences decoded together
+                 max_batch: int = 32,  # sequences decoded together
                  max_cache_gb: float = 4.0,  # KV caches kept per sequence key, least recently used dropped first
                  gqa_decode: bool = True,  # decode attention without repeating grouped key/value heads
+                 cascade: bool = True,  # with gqa_decode: a prefix several batched sequences share is read once per decode step
                  adapter: str | None = None,  # a LoRA adapter folder (peft) merged into the weights
                  tokenizer=None,  # the tokenizer, when `model` is a loaded model
                  name: str | None = None,  # what tables call the model (default: `model`, or the adapter's folder name)
@@ -333,6 +447,7 @@ class TransformersBackend:
         cfg = self.model.config
         if gqa_decode and getattr(cfg, 'num_key_value_heads', None) not in (None, cfg.num_attention_heads):
             self.model.set_attn_implementation(_register_attention())
+        self.cascade = cascade and self.model.config._attn_implementation == 'rag_gqa'
         self.vocab_size = self.model.get_output_embeddings().weight.shape[0]
         self.max_context = getattr(cfg, 'max_position_embeddings', 1 << 30)
         head_dim = getattr(cfg, 'head_dim', None) or cfg.hidden_size // cfg.num_attention_heads
@@ -469,15 +584,25 @@ class TransformersBackend:
             gen = torch.Generator().manual_seed(r.seed if r.seed is not None else 0) if r.temperature > 0 else None
             seqs.append({'r': r, 'kv': kv, 'logits': logits, 'pos': pos, 'n_cached': n, 'out': [], 'lp': [], 'gen': gen,
                          'cur': _Cursor(self, r.template) if r.template else None, 'finish': None})
-        B, L = len(seqs), max(s['pos'] for s in seqs)
-        pad = [L - s['pos'] for s in seqs]
-        spare = max(r.max_new_tokens for r in reqs) + 1
+        B, spare, nl = len(seqs), max(r.max_new_tokens for r in reqs) + 1, len(seqs[0]['kv'])
+        order, groups = list(range(B)), None   # rows of the batch, as indices of seqs
+        if self.cascade and B > 1:             # sorted contexts: rows sharing a prefix are neighbours
+            srt = sorted(range(B), key=lambda j: seqs[j]['r'].tokens)
+            groups = prefix_groups([seqs[j]['r'].tokens for j in srt])
+            if any(P for _, _, P in groups): order = srt
+            else: groups = None
         cache = DynamicCache(ddp_cache_data=[(k[:0], v[:0]) for k, v in seqs[0]['kv']])
-        cache.layers = [_growing_layer_class()([s['kv'][l] for s in seqs], pad, spare) for l in range(len(seqs[0]['kv']))]
-        mask = torch.ones(B, L, dtype=torch.long, device=self.device)
-        for j, p in enumerate(pad): mask[j, :p] = 0
-        logits = torch.stack([s['logits'] for s in seqs])
-        active = list(range(B))   # rows of the batch, in seqs order
+        if groups:
+            cache.layers = [_cascade_layer_class()([seqs[j]['kv'][l] for j in order], groups, spare) for l in range(nl)]
+            mask, pad, extra = None, [0] * B, {'rag_cascade': cache.layers}
+        else:
+            L = max(s['pos'] for s in seqs)
+            pad, extra = [L - s['pos'] for s in seqs], {}
+            cache.layers = [_growing_layer_class()([s['kv'][l] for s in seqs], pad, spare) for l in range(nl)]
+            mask = torch.ones(B, L, dtype=torch.long, device=self.device)
+            for j, p in enumerate(pad): mask[j, :p] = 0
+        logits = torch.stack([seqs[j]['logits'] for j in order])
+        active = order
         t0 = time.perf_counter()
         while active:
             toks, keep = [], []
@@ -488,13 +613,13 @@ class TransformersBackend:
             if not keep: break
             if len(keep) < len(active):
                 cache.batch_select_indices(torch.tensor(keep, device=self.device))
-                mask, active = mask[keep], [active[r] for r in keep]
-                toks = [toks[r] for r in keep]
-            mask = torch.cat([mask, torch.ones(len(active), 1, dtype=torch.long, device=self.device)], 1)
+                active, toks = [active[r] for r in keep], [toks[r] for r in keep]
+                if mask is not None: mask = mask[keep]
+            if mask is not None: mask = torch.cat([mask, torch.ones(len(active), 1, dtype=torch.long, device=self.device)], 1)
             pos = torch.tensor([[seqs[j]['pos']] for j in active], device=self.device)
             with torch.no_grad():
                 o = self.model(input_ids=torch.tensor([[t] for t in toks], device=self.device), past_key_values=cache,
-                               attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1)
+                               attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1, **extra)
             cache, logits = o.past_key_values, o.logits[:, -1].float()
             for j in active: seqs[j]['pos'] += 1
             self.stats['decoded'] += len(active)
@@ -526,7 +651,8 @@ class TransformersBackend:
         "Keep the finished sequence's KV (context + its output but the last token) under its key."
         r = s['r']
         if not self.reuse_cache or r.key is None: return
-        kv = [(l.keys[row:row + 1, :, pad:].clone(), l.values[row:row + 1, :, pad:].clone()) for l in cache.layers]
+        kv = [l.row_kv(row) if hasattr(l, 'row_kv') else (l.keys[row:row + 1, :, pad:].clone(), l.values[row:row + 1, :, pad:].clone())
+              for l in cache.layers]
         self._keep(r.key, _Entry(list(r.tokens) + s['out'], kv))
 
 def _sample(x, temperature: float, top_p: float, gen) -> int:
