@@ -62,7 +62,7 @@ class DocObservation:
     agent: str
     t: int                        # the step that showed the document
     doc_id: str
-    rank: int                     # its position in that step's observation (0-based)
+    rank: int                     # its position in that step's observation, 0-based (the first shown is 0)
     title: str
     d_answer: float               # F1(base) - F1(branch)
     d_next_query: float           # nDCG@10 of the base's next query - the branch's (see above)
@@ -75,11 +75,6 @@ class DocObservation:
     branch: str                   # key of the branch trajectory
     gold: bool = False            # the document's title is a gold title of the question
     bridge: bool = False          # generated world: a planted bridge (a gold paragraph other than the answer's)
-    ctu: float | None = None      # filled by `utility`
-    sru: float | None = None
-    proxy_sru: float | None = None
-    cell: str | None = None       # quadrant A/B/C/D on the reader axis
-    proxy_cell: str | None = None # on the proxy axis
 
 def planted_bridges(q: Question) -> list[str]:
     "Generated world: the gold titles of a bridge question that name the next hop (all but the answer's paragraph)."

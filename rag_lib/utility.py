@@ -20,7 +20,8 @@ from .metrics import f1_score
 
 # %% auto #0
 __all__ = ['READER_PROMPT', 'ZERO_SHOT_PROMPT', 'CTUBounds', 'ctu', 'LLMReader', 'RuleReader', 'sru_scores', 'proxy_scores',
-           'cell_of', 'score_rows', 'quadrant', 'rank_correlation', 'ctu_agreement', 'bridge_ground_truth']
+           'ScoredObservation', 'cell_of', 'score_rows', 'quadrant', 'rank_correlation', 'ctu_agreement',
+           'bridge_ground_truth']
 
 # %% ../nbs/10_utility.ipynb #aa61020b
 @dataclass(frozen=True)
@@ -152,24 +153,38 @@ def proxy_scores(rows: Sequence[DocObservation], questions: Sequence[Question], 
     return out
 
 # %% ../nbs/10_utility.ipynb #2b913a5d
-def cell_of(sru: float, ctu_value: float, zero_point: float = 1.4, sru_threshold: float = 0.0) -> str:
+@dataclass(kw_only=True)
+class ScoredObservation(DocObservation):
+    "A `DocObservation` with its utilities (`score_rows`): the intervention's fields first, then these."
+    ctu: float                      # Counterfactual Trajectory Utility of omitting the document (`ctu`)
+    sru: float                      # Static RAG Utility of the document (`sru_scores`)
+    proxy_sru: float | None = None  # the proxy axis (`proxy_scores`); None without it
+    cell: str                       # quadrant A/B/C/D on the reader axis
+    proxy_cell: str | None = None   # quadrant on the proxy axis; None without it
+
+    @classmethod
+    def of(cls, row: DocObservation, **utilities) -> ScoredObservation:
+        "`row` with `utilities` (`ctu=`, `sru=`, `cell=`, optionally `proxy_sru=`, `proxy_cell=`)."
+        return cls(**{f.name: getattr(row, f.name) for f in dataclasses.fields(DocObservation)}, **utilities)
+
+def cell_of(sru: float, ctu_value: float, zero_point: float = CTUBounds().zero_point, sru_threshold: float = 0.0) -> str:
     "Quadrant cell: A (high SRU, high CTU), B (high, low), C (low, high: bridge evidence), D (low, low)."
     high_ctu, high_sru = ctu_value > zero_point + 1e-9, sru > sru_threshold
     return {(True, True): 'A', (True, False): 'B', (False, True): 'C', (False, False): 'D'}[high_sru, high_ctu]
 
 def score_rows(rows: Sequence[DocObservation], sru: dict, proxy: dict | None = None, bounds: CTUBounds = CTUBounds(),
-               sru_threshold: float = 0.0, proxy_threshold: float = 0.5) -> list[DocObservation]:
+               sru_threshold: float = 0.0, proxy_threshold: float = 0.5) -> list[ScoredObservation]:
     "`rows` with CTU, SRU (from `sru_scores`), proxy SRU (from `proxy_scores`) and their cells filled in (new records)."
     z, out = bounds.zero_point, []
     for r in rows:
         c = ctu(r.d_answer, r.d_next_query, r.d_effort, bounds)
         s = sru[r.qid, r.doc_id]
         p = proxy.get((r.qid, r.agent, r.t, r.doc_id)) if proxy else None
-        out.append(dataclasses.replace(r, ctu=c, sru=s, proxy_sru=p, cell=cell_of(s, c, z, sru_threshold),
-                                       proxy_cell=None if p is None else cell_of(p, c, z, proxy_threshold)))
+        out.append(ScoredObservation.of(r, ctu=c, sru=s, proxy_sru=p, cell=cell_of(s, c, z, sru_threshold),
+                                        proxy_cell=None if p is None else cell_of(p, c, z, proxy_threshold)))
     return out
 
-def quadrant(rows: Sequence[DocObservation], axis: str = 'reader') -> 'pd.DataFrame':
+def quadrant(rows: Sequence[ScoredObservation], axis: str = 'reader') -> 'pd.DataFrame':
     "Counts and shares of cells A-D per agent on `axis` ('reader' or 'proxy')."
     import pandas as pd
     col = 'cell' if axis == 'reader' else 'proxy_cell'
@@ -181,7 +196,7 @@ def quadrant(rows: Sequence[DocObservation], axis: str = 'reader') -> 'pd.DataFr
                          'share': cells.count(c) / len(cells) if cells else float('nan'), 'observations': len(cells)})
     return pd.DataFrame(recs)
 
-def rank_correlation(rows: Sequence[DocObservation], x: str = 'sru', y: str = 'ctu', n_boot: int = 1000, seed: int = 0,
+def rank_correlation(rows: Sequence[ScoredObservation], x: str = 'sru', y: str = 'ctu', n_boot: int = 1000, seed: int = 0,
                      alpha: float = 0.05) -> dict:
     "Spearman ρ of fields `x` and `y` over `rows`, with a percentile bootstrap interval resampling questions."
     from scipy.stats import spearmanr
@@ -201,7 +216,7 @@ def rank_correlation(rows: Sequence[DocObservation], x: str = 'sru', y: str = 'c
     return {'rho': full, 'lo': float(lo), 'hi': float(hi), 'n': len(rows), 'questions': len(qids), 'boot_valid': len(boots)}
 
 # %% ../nbs/10_utility.ipynb #6b913c3e
-def ctu_agreement(rows: Sequence[DocObservation], zero_point: float = 1.4) -> 'pd.DataFrame':
+def ctu_agreement(rows: Sequence[ScoredObservation], zero_point: float = CTUBounds().zero_point) -> 'pd.DataFrame':
     "For each pair of agents: documents both were shown (per question), Spearman ρ of their CTUs, agreement on high/low CTU, κ."
     import itertools
     import pandas as pd
@@ -223,7 +238,7 @@ def ctu_agreement(rows: Sequence[DocObservation], zero_point: float = 1.4) -> 'p
     return pd.DataFrame(recs)
 
 # %% ../nbs/10_utility.ipynb #c0e73b42
-def bridge_ground_truth(rows: Sequence[DocObservation], questions: Sequence[Question]) -> 'pd.DataFrame':
+def bridge_ground_truth(rows: Sequence[ScoredObservation], questions: Sequence[Question]) -> 'pd.DataFrame':
     "Precision and recall of cell C against the planted bridges of the world's bridge questions, per agent and scope."
     import pandas as pd
     qs = {q.id: q for q in questions if q.dataset == 'world' and q.type == 'bridge'}
