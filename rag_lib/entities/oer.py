@@ -18,10 +18,14 @@ __all__ = ['OERConfig', 'oer', 'step_oer', 'is_high', 'oer_bucket']
 @dataclass(frozen=True)
 class OERConfig:
     "Knobs of Observable Entity Relevance (OER) and its high/low split."
-    prior: float = field(default=1.0, metadata={'help': "m: pseudo-candidates at the step's base rate of relevance (additive smoothing)"})
-    support: float = field(default=1.0, metadata={'help': 'kappa: the support weight n/(n + kappa) halves OER at n = kappa candidates (0: no weight)'})
-    high: float = field(default=0.0, metadata={'help': "high OER: OER > this (presence favours relevance); the paper's split is not stated"})
-    buckets: tuple = field(default=(-1.0, -0.5, 0.0, 0.5, 1.0), metadata={'help': "inner edges of the figure's OER buckets (right-closed)"})
+    prior: float = field(default=1.0,
+        metadata={'help': "m: pseudo-candidates at the step's base rate of relevance (additive smoothing)"})
+    support: float = field(default=1.0,
+        metadata={'help': 'kappa: the support weight n/(n + kappa) halves OER at n = kappa candidates (0: no weight)'})
+    high: float = field(default=0.0,
+        metadata={'help': "high OER: OER > this (presence favours relevance); the paper's split is not stated"})
+    buckets: tuple = field(default=(-1.0, -0.5, 0.0, 0.5, 1.0),
+                           metadata={'help': "inner edges of the figure's OER buckets (right-closed)"})
 
     def __post_init__(self):
         if not self.prior > 0: raise ValueError(f'OERConfig.prior (m) must be > 0, not {self.prior}')
@@ -35,7 +39,8 @@ def oer(a, b, R, N, prior: float = 1.0, support: float = 1.0):
     bad = (a < 0) | (b < 0) | (a > R) | (b > N) | (a + b < 1)
     if bad.any():
         i = np.argwhere(bad)[0]
-        raise ValueError(f'OER needs 0 <= a <= R, 0 <= b <= N and a + b >= 1; got a={a[tuple(i)]}, b={b[tuple(i)]}, R={R[tuple(i)]}, N={N[tuple(i)]}')
+        raise ValueError(f'OER needs 0 <= a <= R, 0 <= b <= N and a + b >= 1; got a={a[tuple(i)]}, b={b[tuple(i)]}, '
+                         f'R={R[tuple(i)]}, N={N[tuple(i)]}')
     with np.errstate(divide='ignore', invalid='ignore'):
         s = prior / (R + N)
         v = (a + b) / (a + b + support) * np.log((a / R + s) / (b / N + s))
@@ -43,7 +48,8 @@ def oer(a, b, R, N, prior: float = 1.0, support: float = 1.0):
     return float(v) if v.ndim == 0 else v
 
 # %% ../../nbs/11b_entities_oer.ipynb #18c400d2
-def step_oer(entities: Mapping[str, Iterable[str]],  # candidate doc id -> keys of its entities (the documents shown at the step)
+# candidate doc id -> keys of its entities (the documents shown at the step)
+def step_oer(entities: Mapping[str, Iterable[str]],
              relevant: Mapping[str, bool],  # candidate doc id -> its title is a gold title
              config: OERConfig = OERConfig()) -> dict[str, tuple[float, int, int]]:
     "OER of every entity present in a step's candidates, with its counts: key -> (OER, a, b)."

@@ -80,7 +80,8 @@ def entity_observations(trajectories: Sequence[Trajectory],  # base trajectories
             for rank, d in enumerate(docs):
                 for e in ents[d]:
                     v, a, b = scores[e.key]
-                    out.append(EntityObservation(tr.qid, tr.dataset, tr.agent, t, d, rank, rel[d], e.key, e.surface, e.title,
+                    out.append(EntityObservation(tr.qid, tr.dataset, tr.agent, t, d, rank, rel[d], e.key, e.surface,
+                                                 e.title,
                                                  e.label, e.confidence, a, b, R, len(docs) - R, v,
                                                  any(names_in(x, e.forms) for x in said), nq, names_in(nq, e.forms)))
     return out
@@ -107,7 +108,8 @@ def _rates(g: pd.DataFrame, masks: Sequence[np.ndarray], n_boot: int, seed: int)
     "Per mask: rows and propagated rows, and (n_boot, masks) rates over questions resampled with replacement."
     hit = g['in_next_query'].to_numpy(bool)
     cols = np.stack([c for m in masks for c in (m & hit, m)], axis=1).astype(float)     # (rows, 2 * masks)
-    sums = pd.DataFrame(cols).groupby((g['dataset'] + '\x00' + g['qid']).to_numpy()).sum().to_numpy()  # (questions, 2 * masks)
+    # (questions, 2 * masks)
+    sums = pd.DataFrame(cols).groupby((g['dataset'] + '\x00' + g['qid']).to_numpy()).sum().to_numpy()
     Q = len(sums)
     w = np.random.default_rng(seed).multinomial(Q, np.full(Q, 1 / Q), size=n_boot) if Q else np.zeros((n_boot, 0))
     boot = w @ sums                                                                      # (n_boot, 2 * masks)
@@ -156,7 +158,8 @@ def with_cells(obs: Sequence[EntityObservation] | pd.DataFrame,
                cells: Mapping[tuple, str]) -> pd.DataFrame:  # (qid, agent, t, doc_id) -> quadrant cell 'A'..'D'
     "The observations with a column `cell`: their document's quadrant cell at that step (None if not in `cells`)."
     bad = [(k, v) for k, v in cells.items() if v not in CELLS]
-    if bad: raise ValueError(f'cells must map (qid, agent, t, doc_id) to one of {CELLS}; {len(bad)} do not, e.g. {bad[0]}')
+    if bad: raise ValueError(f'cells must map (qid, agent, t, doc_id) to one of {CELLS}; {len(bad)} do not, e.g. '
+                             f'{bad[0]}')
     df = observations_frame(obs).copy()
     df['cell'] = [cells.get((q, a, int(t), d)) for q, a, t, d in zip(df['qid'], df['agent'], df['t'], df['doc_id'])]
     return df
@@ -167,7 +170,8 @@ def h2_table(obs: Sequence[EntityObservation] | pd.DataFrame,
              discriminative_only: bool = True,  # only high-OER entities (the paper's H2)
              new_only: bool = False,  # leave out entities the question or an earlier query already named
              n_boot: int = 1000, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
-    "H2 per agent: propagation of (discriminative) entities from cell-C (bridge) versus cell-A documents, with intervals."
+    ("H2 per agent: propagation of (discriminative) entities from cell-C (bridge) versus cell-A documents, with "
+     "intervals.")
     df = with_cells(obs, cells)
     keep = pd.Series(is_high(df['oer'], config) if discriminative_only else True, index=df.index)
     if new_only: keep &= ~df['known']
@@ -183,7 +187,8 @@ def rates_by(obs: Sequence[EntityObservation] | pd.DataFrame,
              n_boot: int = 1000, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
     "Propagation rate per agent and value of `column`, with question-bootstrap intervals."
     df = observations_frame(obs)
-    if column not in df.columns: raise ValueError(f'no column {column!r} in the observations; columns: {", ".join(df.columns)}')
+    if column not in df.columns: raise ValueError(f'no column {column!r} in the observations; columns: '
+                                                  f'{", ".join(df.columns)}')
     values = list(values) if values is not None else sorted(df[column].dropna().unique())
     rows = []
     for agent in sorted(df['agent'].unique()):
@@ -212,7 +217,8 @@ def plot_propagation_by_oer(table: pd.DataFrame,  # `oer_bucket_rates`' output
     "Grouped bars: propagation rate by OER bucket, one colour per agent, with bootstrap intervals."
     import matplotlib.pyplot as plt
     ax = ax if ax is not None else plt.subplots(figsize=(7, 3.5))[1]
-    buckets = list(table['bucket'].cat.categories) if hasattr(table['bucket'], 'cat') else list(dict.fromkeys(table['bucket']))
+    buckets = list(table['bucket'].cat.categories) if hasattr(table['bucket'],
+                                                              'cat') else list(dict.fromkeys(table['bucket']))
     agents = list(dict.fromkeys(table['agent']))
     width = 0.8 / max(1, len(agents))
     for i, a in enumerate(agents):

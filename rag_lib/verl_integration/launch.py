@@ -27,18 +27,24 @@ def verl_rows(questions: Sequence[Question],  # the questions, in order
               cfg: GraspConfig = GraspConfig(tool_format='hermes'),  # tools and T (the hermes format)
               split: str = 'train', start: int = 0) -> list[dict]:
     "verl RL rows (`RLHFDataset` + `tool_agent`) for `questions`."
-    if cfg.tool_format != 'hermes': raise ValueError("verl's tool agent loop parses hermes tool calls: use GraspConfig(tool_format='hermes')")
+    if cfg.tool_format != 'hermes': raise ValueError("verl's tool agent loop parses hermes tool calls: use "
+                                                     "GraspConfig(tool_format='hermes')")
     system, tools = grasp_system_prompt(cfg), [s['function']['name'] for s in grasp_tool_schemas(cfg)]
     rows = []
     for i, q in enumerate(questions, start):
         kw = {'index_dir': str(index_dir), 'qid': q.id}
         rows.append({'data_source': f'rag_lib/{q.dataset}', 'agent_name': AGENT_NAME,
-                     'prompt': [{'role': 'system', 'content': system}, {'role': 'user', 'content': f'Question: {q.question}'}],
+                     'prompt': [{'role': 'system', 'content': system},
+                                {'role': 'user', 'content': f'Question: {q.question}'}],
                      'ability': 'multihop_qa',
-                     'reward_model': {'style': 'rule', 'ground_truth': {'answers': list(q.answers), 'gold_titles': list(q.gold_titles)}},
-                     'extra_info': {'index': i, 'split': split, 'qid': q.id, 'dataset': q.dataset, 'question': q.question,
-                                    'index_dir': str(index_dir), 'granularity': cfg.granularity, 'max_turns': cfg.max_turns,
-                                    'need_tools_kwargs': True, 'tools_kwargs': {t: {'create_kwargs': dict(kw)} for t in tools}}})
+                     'reward_model': {'style': 'rule',
+                                      'ground_truth': {'answers': list(q.answers), 'gold_titles': list(q.gold_titles)}},
+                     'extra_info': {'index': i, 'split': split, 'qid': q.id, 'dataset': q.dataset,
+                                    'question': q.question,
+                                    'index_dir': str(index_dir), 'granularity': cfg.granularity,
+                                    'max_turns': cfg.max_turns,
+                                    'need_tools_kwargs': True,
+                                    'tools_kwargs': {t: {'create_kwargs': dict(kw)} for t in tools}}})
     return rows
 
 def write_verl_parquet(rows: Sequence[dict], path: str | Path) -> Path:
@@ -50,9 +56,11 @@ def write_verl_parquet(rows: Sequence[dict], path: str | Path) -> Path:
     return path
 
 # %% ../../nbs/14c_verl_launch.ipynb #6f0a7b94
-def build_verl_data(out: str | Path,  # output folder: train.parquet, val.parquet, tools.yaml, index/<name>/, manifest.json
+# out: output folder: train.parquet, val.parquet, tools.yaml, index/<name>/, manifest.json
+def build_verl_data(out: str | Path,
                     train: Sequence[Question],  # training questions (GRASP: HotpotQA train, distractor setting)
-                    val: Sequence,  # validation benchmarks (`rag_lib.corpus.Benchmark`: questions and the corpus they are searched in)
+                    # validation benchmarks (`rag_lib.corpus.Benchmark`: questions and the corpus they are searched in)
+                    val: Sequence,
                     cfg: GraspConfig = GraspConfig(tool_format='hermes'),
                     embed_model: str | Embedder = 'minilm',  # GRASP: Qwen/Qwen3-Embedding-0.6B
                     device: str | None = 'cpu',  # where the tools embed queries during training
@@ -76,20 +84,27 @@ def build_verl_data(out: str | Path,  # output folder: train.parquet, val.parque
 
 # %% ../../nbs/14c_verl_launch.ipynb #f6f610d2
 def byte_chatml_tokenizer():
-    "A byte-level Hugging Face tokenizer with a Qwen2.5-style chat template (tools, `tool` turns as `<tool_response>`), for tests without downloads."
+    ("A byte-level Hugging Face tokenizer with a Qwen2.5-style chat template (tools, `tool` turns as "
+     "`<tool_response>`), for tests without downloads.")
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
     from transformers.convert_slow_tokenizer import bytes_to_unicode
     b2u = bytes_to_unicode()
     t = Tokenizer(models.BPE(vocab={b2u[b]: b for b in range(256)}, merges=[]))
     t.pre_tokenizer, t.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False), decoders.ByteLevel()
-    tok = PreTrainedTokenizerFast(tokenizer_object=t, eos_token='<|im_end|>', pad_token='<|endoftext|>', additional_special_tokens=['<|im_start|>'])
+    tok = PreTrainedTokenizerFast(tokenizer_object=t, eos_token='<|im_end|>', pad_token='<|endoftext|>',
+                                  additional_special_tokens=['<|im_start|>'])
     tok.chat_template = (
-        r"{%- if tools %}{{ '<|im_start|>system\n' }}{% if messages[0].role == 'system' %}{{ messages[0].content }}{% endif %}"
-        r"{{ '\n\n# Tools\n<tools>' }}{% for tool in tools %}{{ '\n' }}{{ tool | tojson }}{% endfor %}{{ '\n</tools><|im_end|>\n' }}"
-        r"{%- elif messages[0].role == 'system' %}{{ '<|im_start|>system\n' + messages[0].content + '<|im_end|>\n' }}{%- endif %}"
-        r"{%- for m in messages %}{%- if m.role == 'user' or m.role == 'assistant' %}{{ '<|im_start|>' + m.role + '\n' + m.content + '<|im_end|>\n' }}"
-        r"{%- elif m.role == 'tool' %}{{ '<|im_start|>user\n<tool_response>\n' + m.content + '\n</tool_response><|im_end|>\n' }}{%- endif %}{%- endfor %}"
+        r"{%- if tools %}{{ '<|im_start|>system\n' }}{% if messages[0].role == 'system' %}{{ messages[0].content }}{% "
+        r"endif %}"
+        r"{{ '\n\n# Tools\n<tools>' }}{% for tool in tools %}{{ '\n' }}{{ tool | tojson }}{% endfor %}{{ "
+        r"'\n</tools><|im_end|>\n' }}"
+        r"{%- elif messages[0].role == 'system' %}{{ '<|im_start|>system\n' + messages[0].content + '<|im_end|>\n' "
+        r"}}{%- endif %}"
+        r"{%- for m in messages %}{%- if m.role == 'user' or m.role == 'assistant' %}{{ '<|im_start|>' + m.role + '\n' "
+        r"+ m.content + '<|im_end|>\n' }}"
+        r"{%- elif m.role == 'tool' %}{{ '<|im_start|>user\n<tool_response>\n' + m.content + "
+        r"'\n</tool_response><|im_end|>\n' }}{%- endif %}{%- endfor %}"
         r"{%- if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{%- endif %}")
     return tok
 
@@ -134,7 +149,8 @@ def unknown_verl_keys(cfg, base=None) -> list[str]:
     return sorted(k for k in ours if k not in base and not any(k.startswith(m + '.') for m in open_maps))
 
 def check_verl_config(path: str | Path, overrides: Sequence[str] = ()):
-    "Compose `path` on verl's trainer config, fail on keys verl does not know or settings it rejects; the composed config."
+    ("Compose `path` on verl's trainer config, fail on keys verl does not know or settings it rejects; the composed "
+     "config.")
     from omegaconf import OmegaConf
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import omega_conf_to_dataclass, validate_config
@@ -148,8 +164,10 @@ def check_verl_config(path: str | Path, overrides: Sequence[str] = ()):
         (r.multi_turn.enable, 'rollout.multi_turn.enable must be true (the tools are never called otherwise)'),
         (r.multi_turn.format == 'hermes', "rollout.multi_turn.format must be 'hermes' (GraspAgent's tool_format)"),
         (r.agent.default_agent_loop == 'tool_agent', "rollout.agent.default_agent_loop should be 'tool_agent'"),
-        (r.multi_turn.max_parallel_calls == 1, 'rollout.multi_turn.max_parallel_calls must be 1 (one GRASP action per turn)'),
-        (cfg.reward.custom_reward_function.path == 'pkg://rag_lib.verl_integration', 'reward.custom_reward_function.path must be pkg://rag_lib.verl_integration'),
+        (r.multi_turn.max_parallel_calls == 1,
+         'rollout.multi_turn.max_parallel_calls must be 1 (one GRASP action per turn)'),
+        (cfg.reward.custom_reward_function.path == 'pkg://rag_lib.verl_integration',
+         'reward.custom_reward_function.path must be pkg://rag_lib.verl_integration'),
         (cfg.algorithm.adv_estimator == 'grpo', 'algorithm.adv_estimator must be grpo')] if not ok]
     if problems: raise ValueError(f'{path}: ' + '; '.join(problems))
     return cfg

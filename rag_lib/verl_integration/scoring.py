@@ -63,7 +63,8 @@ def rollout_reward_inputs(solution_str: str,  # verl's decoded response (policy 
                          ) -> dict:
     "The keyword arguments of `grasp_reward` for a verl rollout."
     if not extra_info or 'index_dir' not in extra_info:
-        raise ValueError("extra_info has no 'index_dir': the reward needs the tool index of the row (rows from write_verl_parquet have it)")
+        raise ValueError("extra_info has no 'index_dir': the reward needs the tool index of the row (rows from "
+                         "write_verl_parquet have it)")
     titles = rendered_titles(load_index_corpus(extra_info['index_dir']))
     paragraph_search = extra_info.get('granularity', 'sentence') == 'paragraph'
     text = split_rollout(solution_str)
@@ -94,5 +95,6 @@ def compute_score(data_source: str,  # the row's data_source (logged by verl per
     cfg = RewardConfig(**{'max_turns': int(extra_info.get('max_turns', RewardConfig.max_turns)), **over})
     inp = rollout_reward_inputs(solution_str, ground_truth, extra_info)
     r = grasp_reward(**inp, cfg=cfg)
-    return {'score': r['total'], 'accuracy': r['accuracy'], 'grounded': r['grounded'], 'complementary': r['complementary'],
+    return {'score': r['total'], 'accuracy': r['accuracy'], 'grounded': r['grounded'],
+            'complementary': r['complementary'],
             'efficiency': r['efficiency'], 'turns': inp['turns'], 'answer_tags': inp['answer_tags']}

@@ -37,26 +37,32 @@ class FolderRetrieval(Retrieval):
     def __init__(self, folder: str | Path, corpus: Corpus, embed_model: str | Embedder = 'minilm', **kwargs):
         super().__init__(corpus, embed_model, **kwargs)
         self.folder = Path(folder)
-    def _key(self, *parts) -> Path: return self.folder / f'{parts[0]}-{parts[1]}'   # ('bm25' | 'dense', granularity, ...)
+    # ('bm25' | 'dense', granularity, ...)
+    def _key(self, *parts) -> Path: return self.folder / f'{parts[0]}-{parts[1]}'
 
 def build_tool_index(corpus: Corpus,  # the corpus the tools search
                      folder: str | Path,  # where the index goes (created)
-                     embed_model: str | Embedder = 'minilm',  # embedding model alias, id or path (GRASP: Qwen3-Embedding-0.6B)
-                     granularities: Sequence[str] = ('sentence', 'paragraph'),  # sentence: GRASP; paragraph: the no-read ablation
+                     # embedding model alias, id or path (GRASP: Qwen3-Embedding-0.6B)
+                     embed_model: str | Embedder = 'minilm',
+                     # sentence: GRASP; paragraph: the no-read ablation
+                     granularities: Sequence[str] = ('sentence', 'paragraph'),
                      k1: float = 1.5, b: float = 0.75) -> Path:
     "Build (or complete) the tool index of `corpus` in `folder`; a folder holding another corpus is an error."
     folder, before = Path(folder), []
     if (folder / INDEX_FILE).exists():
         m = index_manifest(folder)
         if m['fingerprint'] != corpus.fingerprint or (m['k1'], m['b']) != (k1, b):
-            raise ValueError(f'{folder} already holds the index of another corpus or BM25 setting ({m["corpus"]!r}); choose another folder')
+            raise ValueError(f'{folder} already holds the index of another corpus or BM25 setting ({m["corpus"]!r}); '
+                             f'choose another folder')
         before = m['granularities']
     folder.mkdir(parents=True, exist_ok=True)
-    write_jsonl(folder / 'paragraphs.jsonl', ({'pid': p.pid, 'title': p.title, 'sentences': p.sentences} for p in corpus.paragraphs))
+    write_jsonl(folder / 'paragraphs.jsonl',
+                ({'pid': p.pid, 'title': p.title, 'sentences': p.sentences} for p in corpus.paragraphs))
     r = FolderRetrieval(folder, corpus, embed_model, k1=k1, b=b)
     for g in granularities: r.keyword(g); r.semantic(g)
     atomic_write_text(folder / INDEX_FILE, json.dumps({
-        'corpus': corpus.name, 'fingerprint': corpus.fingerprint, 'paragraphs': len(corpus), 'sentences': len(corpus.sentences),
+        'corpus': corpus.name, 'fingerprint': corpus.fingerprint, 'paragraphs': len(corpus),
+        'sentences': len(corpus.sentences),
         'embed_model': r.embedder.name, 'embed_fingerprint': r.embedder.fingerprint,
         'granularities': sorted(set(before) | set(granularities)),
         'k1': k1, 'b': b}, indent=1))
@@ -84,16 +90,20 @@ def load_index_corpus(folder: str | Path) -> Corpus:
     with _LOCK:
         if key not in _CORPORA:
             m = index_manifest(key)
-            c = Corpus((Paragraph(d['title'], d['sentences'], d['pid']) for d in read_jsonl(Path(key) / 'paragraphs.jsonl')), name=m['corpus'])
+            c = Corpus((Paragraph(d['title'], d['sentences'],
+                                  d['pid']) for d in read_jsonl(Path(key) / 'paragraphs.jsonl')), name=m['corpus'])
             if c.fingerprint != m['fingerprint']:
-                raise ValueError(f'{key}: paragraphs.jsonl does not hold the indexed corpus (fingerprint {c.fingerprint}, '
+                raise ValueError(f'{key}: paragraphs.jsonl does not hold the indexed corpus (fingerprint '
+                                 f'{c.fingerprint}, '
                                  f'manifest {m["fingerprint"]}); rebuild the folder')
             _CORPORA[key] = c
         return _CORPORA[key]
 
 def load_tool_index(folder: str | Path,  # a folder made by `build_tool_index`
-                    embed_model: str | None = None,  # a local copy of the index's embedding model (default: the manifest's)
-                    device: str | None = None,  # where queries are embedded ('cpu' in verl's CPU-only agent-loop workers)
+                    # a local copy of the index's embedding model (default: the manifest's)
+                    embed_model: str | None = None,
+                    # where queries are embedded ('cpu' in verl's CPU-only agent-loop workers)
+                    device: str | None = None,
                    ) -> FolderRetrieval:
     "The retrievers of tool index `folder`, opened once per process and shared."
     key = _resolved(folder)
@@ -115,24 +125,32 @@ def load_tool_index(folder: str | Path,  # a folder made by `build_tool_index`
 @dataclass(frozen=True)
 class GraspToolConfig:
     "The `config` of a GRASP tool in verl's tool-config YAML."
-    index_dir: str = field(default='', metadata={'help': 'tool index folder (build_tool_index); a row may name another in create_kwargs'})
+    index_dir: str = field(default='',
+        metadata={'help': 'tool index folder (build_tool_index); a row may name another in create_kwargs'})
     k: int = field(default=5, metadata={'help': 'GRASP: top-5 results per search'})
-    max_turns: int = field(default=10, metadata={'help': 'GRASP: T = 10; equal to rollout.multi_turn.max_assistant_turns'})
-    granularity: str = field(default='sentence', metadata={'help': "'sentence' (GRASP) or 'paragraph' (the no-read ablation)"})
-    embed_model: str | None = field(default=None, metadata={'help': "a local copy of the index's embedding model (default: the manifest's)"})
-    device: str | None = field(default='cpu', metadata={'help': "where queries are embedded; verl's agent-loop workers have no GPU"})
+    max_turns: int = field(default=10,
+                           metadata={'help': 'GRASP: T = 10; equal to rollout.multi_turn.max_assistant_turns'})
+    granularity: str = field(default='sentence',
+                             metadata={'help': "'sentence' (GRASP) or 'paragraph' (the no-read ablation)"})
+    embed_model: str | None = field(default=None,
+        metadata={'help': "a local copy of the index's embedding model (default: the manifest's)"})
+    device: str | None = field(default='cpu',
+                               metadata={'help': "where queries are embedded; verl's agent-loop workers have no GPU"})
     type: str = field(default='native', metadata={'help': "verl's tool type (native: a BaseTool subclass)"})
 
     def __post_init__(self):
         if self.k < 1: raise ValueError(f'tool config: k must be >= 1, not {self.k}')
         if self.max_turns < 1: raise ValueError(f'tool config: max_turns must be >= 1, not {self.max_turns}')
-        if self.granularity not in ('sentence', 'paragraph'): raise ValueError(f"tool config: granularity must be 'sentence' or 'paragraph', not {self.granularity!r}")
+        if self.granularity not in ('sentence',
+            'paragraph'): raise ValueError(f"tool config: granularity must be 'sentence' or 'paragraph', not "
+                                           f"{self.granularity!r}")
 
     @classmethod
     def from_dict(cls, d: dict, tool: str = '') -> 'GraspToolConfig':
         known = {f.name for f in dataclasses.fields(cls)}
         bad = sorted(set(d) - known)
-        if bad: raise ValueError(f'tool config of {tool or "a GRASP tool"}: unknown key(s) {bad}; known: {sorted(known)}')
+        if bad: raise ValueError(f'tool config of {tool or "a GRASP tool"}: unknown key(s) {bad}; known: '
+                                 f'{sorted(known)}')
         return cls(**d)
 
 @dataclass
@@ -161,7 +179,8 @@ def forget_trajectory(key: str) -> None:
 def grasp_tool_schema(name: str, granularity: str = 'sentence') -> dict:
     "The OpenAI schema of GRASP tool `name` (the one `GraspAgent` gives the chat template)."
     cfg = GraspConfig(tools=GRASP_TOOLS if granularity == 'sentence' else SEARCH_TOOLS)
-    if name not in cfg.tools: raise ValueError(f'no GRASP tool {name!r} at {granularity} granularity; tools: {cfg.tools}')
+    if name not in cfg.tools: raise ValueError(f'no GRASP tool {name!r} at {granularity} granularity; tools: '
+                                               f'{cfg.tools}')
     return next(s for s in grasp_tool_schemas(cfg) if s['function']['name'] == name)
 
 class GraspTool(BaseTool):
@@ -169,17 +188,21 @@ class GraspTool(BaseTool):
     action = ''
     def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema | None = None):
         self.grasp = GraspToolConfig.from_dict(dict(config), self.action)
-        tool_schema = tool_schema or OpenAIFunctionToolSchema.model_validate(grasp_tool_schema(self.action, self.grasp.granularity))
+        tool_schema = tool_schema or OpenAIFunctionToolSchema.model_validate(grasp_tool_schema(self.action,
+                                                                                               self.grasp.granularity))
         super().__init__(config, tool_schema)
-        if self.name != self.action: raise ValueError(f'{type(self).__name__} is the tool {self.action!r}, but its schema names {self.name!r}')
+        if self.name != self.action: raise ValueError(f'{type(self).__name__} is the tool {self.action!r}, but its '
+                                                      f'schema names {self.name!r}')
 
     def retrieval(self, index_dir: str | None = None) -> FolderRetrieval:
         "The retrievers of the index folder (the process-wide shared copy)."
         folder = index_dir or self.grasp.index_dir
-        if not folder: raise ValueError(f'{self.name}: no index_dir, neither in the tool config nor in the create kwargs')
+        if not folder: raise ValueError(f'{self.name}: no index_dir, neither in the tool config nor in the create '
+                                        f'kwargs')
         return load_tool_index(folder, self.grasp.embed_model, self.grasp.device)
 
-    async def create(self, instance_id: str | None = None, create_kwargs: dict | None = None, **kwargs) -> tuple[str, ToolResponse]:
+    async def create(self, instance_id: str | None = None, create_kwargs: dict | None = None, **kwargs) -> tuple[str,
+        ToolResponse]:
         "A new instance for one call; `create_kwargs` may name `index_dir` and the question id `qid`."
         iid = instance_id or str(uuid4())
         _INSTANCES[iid] = dict(create_kwargs or {})
@@ -190,7 +213,8 @@ class GraspTool(BaseTool):
         if not s.argument: return [], [], 'empty query'
         method = 'semantic' if s.action == 'semantic_search' else 'keyword'
         with _SEARCH_LOCK:
-            (res,) = batch_search(retr.get(method, self.grasp.granularity), [(None, Action(s.action, s.argument))], self.grasp.k, action=s.action)
+            (res,) = batch_search(retr.get(method, self.grasp.granularity), [(None, Action(s.action, s.argument))],
+                                  self.grasp.k, action=s.action)
         return res
 
     async def execute(self, instance_id: str, parameters: dict[str, Any], **kwargs) -> tuple[ToolResponse, float, dict]:
@@ -201,10 +225,13 @@ class GraspTool(BaseTool):
         state = tool_trajectory(agent_data, kwargs.get('trajectory') or instance_id)
         turn = getattr(agent_data, 'assistant_turns', None) or len(state.steps) + 1
         s = Step(len(state.steps), self.name, tool_argument(self.name, parameters))
-        s.hits, s.shown, s.error = await asyncio.get_running_loop().run_in_executor(None, self._run, retr, list(state.steps), s)
-        text = grasp_observation(retr.corpus, state.steps, s, self.grasp.max_turns - turn, GRASP_TOOLS + ('answer',), 'hermes')
+        s.hits, s.shown, s.error = await asyncio.get_running_loop().run_in_executor(None, self._run, retr,
+                                                                                    list(state.steps), s)
+        text = grasp_observation(retr.corpus, state.steps, s, self.grasp.max_turns - turn, GRASP_TOOLS + ('answer',),
+                                 'hermes')
         state.steps.append(s)
-        return ToolResponse(text=text), 0.0, {'qid': inst.get('qid', ''), 'results': len(s.shown), 'error': s.error or ''}
+        return ToolResponse(text=text), 0.0, {'qid': inst.get('qid', ''), 'results': len(s.shown),
+                                              'error': s.error or ''}
 
     async def release(self, instance_id: str, **kwargs) -> None:
         "Forget the instance (and state kept under its id)."
@@ -234,7 +261,9 @@ def write_tool_config(path: str | Path,  # the YAML file to write
     tools = []
     for s in grasp_tool_schemas(cfg):
         name = s['function']['name']
-        conf = {'type': 'native', 'index_dir': str(index_dir), 'k': cfg.k, 'max_turns': cfg.max_turns, 'granularity': cfg.granularity, 'device': device}
+        conf = {'type': 'native', 'index_dir': str(index_dir), 'k': cfg.k, 'max_turns': cfg.max_turns,
+                'granularity': cfg.granularity, 'device': device}
         if embed_model: conf['embed_model'] = embed_model
-        tools.append({'class_name': f'rag_lib.verl_integration.{TOOL_CLASSES[name].__name__}', 'config': conf, 'tool_schema': s})
+        tools.append({'class_name': f'rag_lib.verl_integration.{TOOL_CLASSES[name].__name__}', 'config': conf,
+                      'tool_schema': s})
     return atomic_write_text(path, yaml.safe_dump({'tools': tools}, sort_keys=False, allow_unicode=True))

@@ -25,16 +25,21 @@ class WorldConfig:
     seed: int = field(default=0, metadata={'help': 'seed of the world: same seed, byte-identical world'})
     n_countries: int = field(default=6, metadata={'help': 'countries, each with its own paragraph'})
     n_cities: int = field(default=30, metadata={'help': 'cities, spread round-robin over the countries'})
-    n_orgs: int = field(default=24, metadata={'help': 'organizations, spread round-robin over the six industries; one founder each'})
-    n_people: int = field(default=56, metadata={'help': 'people besides founders and look-alikes: creators and employees'})
-    n_lookalikes: int = field(default=8, metadata={'help': 'siblings of existing people whose given name differs by one letter'})
+    n_orgs: int = field(default=24,
+        metadata={'help': 'organizations, spread round-robin over the six industries; one founder each'})
+    n_people: int = field(default=56,
+                          metadata={'help': 'people besides founders and look-alikes: creators and employees'})
+    n_lookalikes: int = field(default=8,
+                              metadata={'help': 'siblings of existing people whose given name differs by one letter'})
     n_works: int = field(default=50, metadata={'help': 'novels, films, albums and poetry collections'})
-    frac_married: float = field(default=0.3, metadata={'help': 'share of people (excluding founders) married to another person of the world'})
+    frac_married: float = field(default=0.3,
+        metadata={'help': 'share of people (excluding founders) married to another person of the world'})
 
     def __post_init__(self):
         if self.n_countries < 2: raise ValueError("n_countries must be >= 2 (same-country comparisons need a 'no')")
         if self.n_cities < 2 * self.n_countries:
-            raise ValueError(f"n_cities={self.n_cities} must be >= 2*n_countries={2*self.n_countries} (same-country 'yes' pairs)")
+            raise ValueError(f"n_cities={self.n_cities} must be >= 2*n_countries={2*self.n_countries} (same-country "
+                             f"'yes' pairs)")
         if self.n_orgs < len(INDUSTRIES): raise ValueError(f"n_orgs must be >= {len(INDUSTRIES)}, one per industry")
         if not 0 <= self.n_lookalikes <= self.n_people: raise ValueError("n_lookalikes must be between 0 and n_people")
         if not 0 <= self.frac_married <= 1: raise ValueError("frac_married must be in [0, 1]")

@@ -24,10 +24,14 @@ class QuestionConfig:
     "How many questions of which kind `world_questions` samples."
     n: int = field(default=300, metadata={'help': 'number of questions'})
     seed: int = field(default=0, metadata={'help': 'seed of phrasing, sampling, distractors and paragraph order'})
-    frac_comparison: float = field(default=0.3, metadata={'help': 'share of comparison questions (HotpotQA dev: ~20%; 30% keeps both comparison forms well represented)'})
+    frac_comparison: float = field(default=0.3,
+        metadata={'help': 'share of comparison questions (HotpotQA dev: ~20%; 30% keeps both comparison forms well '
+                          'represented)'})
     frac_hard: float = field(default=0.2, metadata={'help': "share of bridge questions that are 3-hop (level 'hard')"})
-    frac_yes_no: float = field(default=0.5, metadata={'help': 'share of comparison questions answered yes/no (half yes, half no)'})
-    n_paragraphs: int = field(default=10, metadata={'help': 'paragraphs per question: gold plus distractors (HotpotQA distractor setting: 10)'})
+    frac_yes_no: float = field(default=0.5,
+                               metadata={'help': 'share of comparison questions answered yes/no (half yes, half no)'})
+    n_paragraphs: int = field(default=10,
+        metadata={'help': 'paragraphs per question: gold plus distractors (HotpotQA distractor setting: 10)'})
 
     def __post_init__(self):
         if self.n < 1: raise ValueError("n must be >= 1")
@@ -46,7 +50,8 @@ def _keys(world: World, name: str) -> set[str]:
     elif k == 'city': ks |= {f'country:{e.country}', f'river:{e.river}'}
     return ks
 
-_STOP = set('a an the of in on at by to was is were are and or who which what when where whose did do for same first born'.split())
+_STOP = set('a an the of in on at by to was is were are and or who which what when where whose did do for same first '
+            'born'.split())
 
 def _distractors(world: World, rng: random.Random, gold: list[str], text: str, exclude: list[str], k: int) -> list[str]:
     "The `k` non-gold titles most related to `gold` and `text`, none mentioning an `exclude`d name."
@@ -140,7 +145,8 @@ def _pools(world: World, seed: int) -> dict[str, list[list[tuple]]]:
     out = {c: [] for c in ('medium', 'hard', 'first', 'yes', 'no')}
     shuffled = lambda xs, *key: (lambda r: (r.shuffle(xs), xs)[1])(random.Random(stable_hash([seed, *key])))
     for chain, (kind, path, _) in CHAINS.items():
-        out['medium' if len(path) == 2 else 'hard'].append(shuffled([('bridge', chain, e.name) for e in world.of_kind(kind)], chain))
+        out['medium' if len(path) == 2 else 'hard'].append(shuffled([('bridge', chain,
+                                                                      e.name) for e in world.of_kind(kind)], chain))
     for name, (kind, attr, _) in {**FIRST, **SAME}.items():
         pairs = [(x, y) for x, y in itertools.combinations(world.of_kind(kind), 2)
                  if getattr(x, 'kind', None) == getattr(y, 'kind', None) or name not in FIRST]
@@ -235,7 +241,8 @@ def check_world_questions(questions: list[Question], n_paragraphs: int = 10) -> 
 def format_question(q: Question, gold_only: bool = False) -> str:
     "A readable rendering of `q`: question, answer, and its (gold) paragraphs with supporting sentences marked."
     sup = set(map(tuple, q.supporting))
-    lines = [f"[{q.type}/{q.level}] {q.question}  ->  {q.answers}" + (f"  (bridge: {q.bridge_title})" if q.bridge_title else '')]
+    lines = [f"[{q.type}/{q.level}] {q.question}  ->  {q.answers}" + (f"  (bridge: {q.bridge_title})" if q.bridge_title
+                                                                      else '')]
     by = {p.title: p for p in q.paragraphs}
     for p in [by[t] for t in q.gold_titles if t in by] if gold_only else q.paragraphs:
         lines.append(f"{'*' if p.title in q.gold_titles else ' '} {p.title}")

@@ -39,23 +39,28 @@ KINDS = {
                  pubrole_of='studio that produced', industry='film studio', nouns=('film', 'picture'),
                  genres=('drama film', 'thriller film', 'comedy film', 'war film', 'western film'),
                  fillers=('{ref} was shot largely on location.', 'Its score was written for a small string ensemble.')),
-    'album': dict(occ='musician', verb='recorded', pub_verb='released', released='released', role_of='musician who recorded',
+    'album': dict(occ='musician', verb='recorded', pub_verb='released', released='released',
+                  role_of='musician who recorded',
                   pubrole_of='label that released', industry='record label', nouns=('album', 'record'),
                   genres=('jazz album', 'folk album', 'rock album', 'electronic album', 'soul album'),
                   fillers=('{ref} was recorded over a few weeks in winter.', 'Two singles were taken from {ref}.')),
     'poetry': dict(occ='poet', verb='written', pub_verb='published', released='published', role_of='poet who wrote',
                    pubrole_of='publisher of', industry='publishing house', nouns=('collection', 'book'),
                    genres=('poetry collection', 'verse collection'),
-                   fillers=('Several of its poems were set to music.', 'Many of the poems first appeared in literary magazines.')),
+                   fillers=('Several of its poems were set to music.',
+                            'Many of the poems first appeared in literary magazines.')),
 }
 KIND_OF_OCC = {v['occ']: k for k, v in KINDS.items()}
 REGIONS = ('northern lowlands', 'southern hills', 'eastern plain', 'western uplands', 'central valley', 'river delta')
-ORIGINS = ('a river crossing', 'a trading post', 'a fortified monastery', 'a fishing village', 'a market town', 'a mining settlement')
+ORIGINS = ('a river crossing', 'a trading post', 'a fortified monastery', 'a fishing village', 'a market town',
+           'a mining settlement')
 DIRECTIONS = ('northern', 'southern', 'eastern', 'western')
 TITLE_ADJ = ('Silent', 'Glass', 'Hollow', 'Crimson', 'Distant', 'Quiet', 'Broken', 'Golden', 'Paper', 'Burning',
              'Sleeping', 'Hidden', 'Iron', 'Velvet', 'Amber', 'Bitter', 'Wandering', 'Lonely', 'Narrow', 'Painted')
-TITLE_NOUN = ('Harbor', 'Orchard', 'Lantern', 'Meridian', 'Staircase', 'Garden', 'Tide', 'Mirror', 'Archive', 'Carnival',
-              'Compass', 'Lighthouse', 'Vineyard', 'Cathedral', 'Window', 'Ferry', 'Letter', 'Island', 'Kingdom', 'Passage')
+TITLE_NOUN = ('Harbor', 'Orchard', 'Lantern', 'Meridian', 'Staircase', 'Garden', 'Tide', 'Mirror', 'Archive',
+              'Carnival',
+              'Compass', 'Lighthouse', 'Vineyard', 'Cathedral', 'Window', 'Ferry', 'Letter', 'Island', 'Kingdom',
+              'Passage')
 TITLE_OF = ('Ashes', 'Silence', 'Rain', 'Memory', 'Smoke', 'Dust', 'Echoes', 'Thunder', 'Snow', 'Lanterns')
 SEASONS = ('Winter', 'Spring', 'Autumn', 'Summer')
 
@@ -123,7 +128,8 @@ TEMPLATES = {
                  "Several of its bridges date from the early modern period."]),
     'country': dict(
         lead=[("{name} is a country {location}.", ('location',)),
-              ("{name} is a country {location} that became independent in {independence}.", ('location', 'independence'))],
+              ("{name} is a country {location} that became independent in {independence}.",
+               ('location', 'independence'))],
         facts=[("{ref} became independent in {independence}.", ('independence',)),
                ("{ref} declared independence in {independence}.", ('independence',)),
                ("Its official language is {language}.", ('language',)),
@@ -138,7 +144,8 @@ TEMPLATES = {
         lead=[("{name} is a {year} {genre} by {creator}.", ('year', 'genre', 'creator')),
               ("{name} is {a_genre} {verb} by {creator}.", ('genre', 'creator')),
               ("{name} is {a_genre} first {released} in {year}.", ('genre', 'year')),
-              ("{name} is {a_genre} by {creator}, {pub_verb} by {publisher} in {year}.", ('genre', 'creator', 'publisher', 'year'))],
+              ("{name} is {a_genre} by {creator}, {pub_verb} by {publisher} in {year}.",
+               ('genre', 'creator', 'publisher', 'year'))],
         facts=[("{ref} was {verb} by {creator}.", ('creator',)),
                ("{ref} is the work of {creator}.", ('creator',)),
                ("{ref} was first {released} in {year}.", ('year',)),
@@ -174,7 +181,8 @@ CHAINS = {  # name: (start kind, relation path, phrasings); 2 relations = 2 hops
                      "Which river flows through the city where {x} has its head office?")),
     'person-employer-hq': ('person', ('employer', 'hq'), ("In which city is the employer of {x} headquartered?",
                            "Where is the organization that employed {x} based?")),
-    'person-employer-founded': ('person', ('employer', 'founded'), ("When was the organization that employed {x} founded?",
+    'person-employer-founded': ('person', ('employer', 'founded'),
+                                ("When was the organization that employed {x} founded?",
                                 "In what year was the employer of {x} established?")),
     'person-city-country': ('person', ('city', 'country'), ("In which country was {x} born?",
                             "In which country is the birthplace of {x}?")),
@@ -186,27 +194,34 @@ CHAINS = {  # name: (start kind, relation path, phrasings); 2 relations = 2 hops
                            "In which city was the spouse of {x} born?")),
     'person-spouse-born': ('person', ('spouse', 'born'), ("In what year was the spouse of {x} born?",
                            "When was the spouse of {x} born?")),
-    'work-creator-city-country': ('work', ('creator', 'city', 'country'), ("In which country was the {role_of} {x} born?",)),
+    'work-creator-city-country': ('work', ('creator', 'city', 'country'),
+                                  ("In which country was the {role_of} {x} born?",)),
     'work-creator-employer-hq': ('work', ('creator', 'employer', 'hq'),
                                  ("In which city is the employer of the {role_of} {x} headquartered?",)),
-    'work-publisher-hq-country': ('work', ('publisher', 'hq', 'country'), ("In which country is the {pubrole_of} {x} headquartered?",)),
-    'org-founder-city-country': ('org', ('founder', 'city', 'country'), ("In which country was the founder of {x} born?",)),
+    'work-publisher-hq-country': ('work', ('publisher', 'hq', 'country'),
+                                  ("In which country is the {pubrole_of} {x} headquartered?",)),
+    'org-founder-city-country': ('org', ('founder', 'city', 'country'),
+                                 ("In which country was the founder of {x} born?",)),
     'person-employer-hq-country': ('person', ('employer', 'hq', 'country'),
                                    ("In which country is the organization that employed {x} headquartered?",)),
-    'person-spouse-city-country': ('person', ('spouse', 'city', 'country'), ("In which country was the spouse of {x} born?",)),
+    'person-spouse-city-country': ('person', ('spouse', 'city', 'country'),
+                                   ("In which country was the spouse of {x} born?",)),
 }
 FIRST = {  # name: (kind, attribute, phrasings); the answer is the entity with the smaller value
-    'org-founded': ('org', 'founded', ("Which was founded first, {a} or {b}?", "Which organization is older, {a} or {b}?")),
+    'org-founded': ('org', 'founded',
+                    ("Which was founded first, {a} or {b}?", "Which organization is older, {a} or {b}?")),
     'city-founded': ('city', 'founded', ("Which city was founded earlier, {a} or {b}?",
                      "Which is older, the city of {a} or the city of {b}?")),
     'person-born': ('person', 'born', ("Who was born first, {a} or {b}?", "Who was born earlier, {a} or {b}?")),
     'work-year': ('work', 'year', ("Which was {released} first, {a} or {b}?", "Which came out earlier, {a} or {b}?")),
 }
 SAME = {  # name: (kind, attribute, phrasings); the answer is yes when both share the value
-    'person-same-city': ('person', 'city', ("Were {a} and {b} born in the same city?", "Do {a} and {b} share a birthplace?")),
+    'person-same-city': ('person', 'city',
+                         ("Were {a} and {b} born in the same city?", "Do {a} and {b} share a birthplace?")),
     'city-same-country': ('city', 'country', ("Are {a} and {b} in the same country?",
                           "Are the cities of {a} and {b} located in the same country?")),
     'org-same-hq': ('org', 'hq', ("Are {a} and {b} headquartered in the same city?",)),
-    'person-same-occupation': ('person', 'occupation', ("Did {a} and {b} have the same occupation?", "Are {a} and {b} both {occ_a}s?")),
+    'person-same-occupation': ('person', 'occupation',
+                               ("Did {a} and {b} have the same occupation?", "Are {a} and {b} both {occ_a}s?")),
     'work-same-creator': ('work', 'creator', ("Were {a} and {b} created by the same person?",)),
 }
