@@ -52,7 +52,8 @@ class Corpus:
         return cls((p for q in questions for p in q.paragraphs), name=name)
 
     def __len__(self): return len(self.paragraphs)
-    def __repr__(self): return f'Corpus({self.name!r}: {len(self.paragraphs)} paragraphs, {len(self.sentences)} sentences)'
+    def __repr__(self):
+        return f'Corpus({self.name!r}: {len(self.paragraphs)} paragraphs, {len(self.sentences)} sentences)'
     def __contains__(self, doc_id: str): return doc_id in self._para or doc_id in self._sent
 
     def paragraph(self, doc_id: str) -> Paragraph:

@@ -241,7 +241,8 @@ def token_batch(trajs: Sequence,  # rag_lib `Trajectory`s (finished or not)
     if not rows: raise ValueError('token_batch needs at least one trajectory')
     for t, (ids, _, loss) in zip(trajs, rows):
         if not t.prompt_ids: raise ValueError(f'trajectory {t.key!r} has no prompt_ids; it cannot be trained on')
-        if not any(loss): raise ValueError(f'trajectory {t.key!r} has no model output tokens (steps without output_ids)')
+        if not any(loss):
+            raise ValueError(f'trajectory {t.key!r} has no model output tokens (steps without output_ids)')
     L = max(len(r[0]) for r in rows)
     pad = lambda xs, v: [x + [v] * (L - len(x)) for x in xs]
     ids, resp, loss = (pad([r[i] for r in rows], v) for i, v in ((0, pad_id), (1, 0), (2, 0)))

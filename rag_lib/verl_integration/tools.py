@@ -21,7 +21,8 @@ try:
     from verl.tools.base_tool import BaseTool
     from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 except ImportError:   # pragma: no cover
-    raise ImportError('rag_lib.verl_integration needs verl: `pip install rag_lib[train]` (CPU) or `rag_lib[gpu]`') from None
+    raise ImportError('rag_lib.verl_integration needs verl: `pip install rag_lib[train]` (CPU) or '
+                      '`rag_lib[gpu]`') from None
 
 # %% auto #0
 __all__ = ['INDEX_FILE', 'TOOL_CLASSES', 'FolderRetrieval', 'build_tool_index', 'index_manifest', 'load_index_corpus',
