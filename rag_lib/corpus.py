@@ -52,7 +52,8 @@ class Corpus:
         return cls((p for q in questions for p in q.paragraphs), name=name)
 
     def __len__(self): return len(self.paragraphs)
-    def __repr__(self): return f'Corpus({self.name!r}: {len(self.paragraphs)} paragraphs, {len(self.sentences)} sentences)'
+    def __repr__(self):
+        return f'Corpus({self.name!r}: {len(self.paragraphs)} paragraphs, {len(self.sentences)} sentences)'
     def __contains__(self, doc_id: str): return doc_id in self._para or doc_id in self._sent
 
     def paragraph(self, doc_id: str) -> Paragraph:
@@ -83,7 +84,8 @@ class Corpus:
         raise ValueError(f"granularity must be 'sentence' or 'paragraph', not {granularity!r}")
 
 # %% ../nbs/03_corpus.ipynb #c30ac499
-def coverage_filter(questions: list[Question], retriever, corpus: Corpus, k: int = 50) -> tuple[list[Question], list[str]]:
+def coverage_filter(questions: list[Question], retriever, corpus: Corpus, k: int = 50) -> tuple[list[Question],
+                                                                                                list[str]]:
     "Questions whose gold titles all appear in `retriever`'s top-`k` for the question text; and the dropped ids."
     hits = retriever.search([q.question for q in questions], k=k)
     kept, dropped = [], []
@@ -109,22 +111,26 @@ class Benchmark:
 
 def load_benchmark(name: str, n: int = 100, seed: int = 42, corpus_scope: str = 'sample',
                    world_seed: int = 0, data: str | Path | None = None,
-                   sample: str = 'uniform',  # 'uniform' (GRASP: random.seed(42)) or 'stratified' by type and level (bridge study)
+                   # 'uniform' (GRASP: random.seed(42)) or 'stratified' by type and level (bridge study)
+                   sample: str = 'uniform',
                    ) -> Benchmark | None:
     "Dataset `name` ('world' or a key of `REAL_FILES`) sampled to `n` questions, with its corpus; None if not on disk."
     from rag_lib.data import load, sample_stratified, sample_uniform
-    if sample not in ('uniform', 'stratified'): raise ValueError(f"sample must be 'uniform' or 'stratified', not {sample!r}")
+    if sample not in ('uniform',
+                      'stratified'): raise ValueError(f"sample must be 'uniform' or 'stratified', not {sample!r}")
     if name == 'world':
         from rag_lib.world import load_world
         n_world = max(300, n)   # the world's "split": its default 300 questions, more when a larger sample is asked
-        split, source = load_world(seed=world_seed, n=n_world), f'rag_lib.world.load_world(seed={world_seed}, n={n_world})'
+        split, source = load_world(seed=world_seed,
+                                   n=n_world), f'rag_lib.world.load_world(seed={world_seed}, n={n_world})'
     elif name in REAL_FILES:
         path = Path(data or data_dir()) / REAL_FILES[name]
         if not path.exists(): return None
         split, source = load(path, dataset=name), str(path)
     else: raise ValueError(f"unknown dataset {name!r}; choose 'world' or one of {sorted(REAL_FILES)}")
     picked = sample_uniform(split, n=n, seed=seed) if sample == 'uniform' else sample_stratified(split, n=n, seed=seed)
-    if corpus_scope not in ('split', 'sample'): raise ValueError(f"corpus_scope must be 'split' or 'sample', not {corpus_scope!r}")
+    if corpus_scope not in ('split',
+        'sample'): raise ValueError(f"corpus_scope must be 'split' or 'sample', not {corpus_scope!r}")
     corpus = Corpus.from_questions(split if corpus_scope == 'split' else picked, name=name)
     return Benchmark(name, picked, corpus, len(split), source)
 

@@ -20,21 +20,34 @@ AGG_MODES = ('token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean')
 @dataclass(frozen=True)
 class GRPOLossConfig:
     "Knobs of the GRPO loss (verl 0.9.1 defaults unless GRASP states a value)."
-    clip_ratio_low: float = field(default=0.2, metadata={'help': 'ε_low: ratio clipped below at 1 - ε_low (verl default 0.2; GRASP does not say)'})
-    clip_ratio_high: float = field(default=0.2, metadata={'help': 'ε_high: ratio clipped above at 1 + ε_high (verl default 0.2; DAPO uses 0.28)'})
-    clip_ratio_c: float = field(default=3.0, metadata={'help': 'c of dual clip (Ye et al. 2020): loss of a negative advantage at most -c·A; verl default 3'})
-    loss_agg_mode: str = field(default='token-mean', metadata={'help': f'how token losses become one number: one of {AGG_MODES} (verl default token-mean)'})
-    entropy_coeff: float = field(default=0.0021, metadata={'help': 'c_H, entropy bonus; GRASP appendix C: 0.0021 (≤ 0.001 collapsed entropy)'})
-    kl_coef: float = field(default=0.001, metadata={'help': 'β_KL, weight of the low-variance KL to the frozen reference (verl kl_loss_coef default 0.001; GRASP does not say)'})
-    temperature: float = field(default=1.0, metadata={'help': 'rollout temperature: logits are divided by it before log-probs and entropy, as verl does'})
+    clip_ratio_low: float = field(default=0.2,
+        metadata={'help': 'ε_low: ratio clipped below at 1 - ε_low (verl default 0.2; GRASP does not say)'})
+    clip_ratio_high: float = field(default=0.2,
+        metadata={'help': 'ε_high: ratio clipped above at 1 + ε_high (verl default 0.2; DAPO uses 0.28)'})
+    clip_ratio_c: float = field(default=3.0,
+        metadata={'help': 'c of dual clip (Ye et al. 2020): loss of a negative advantage at most -c·A; verl default 3'})
+    loss_agg_mode: str = field(default='token-mean',
+        metadata={'help': f'how token losses become one number: one of {AGG_MODES} (verl default token-mean)'})
+    entropy_coeff: float = field(default=0.0021,
+        metadata={'help': 'c_H, entropy bonus; GRASP appendix C: 0.0021 (≤ 0.001 collapsed entropy)'})
+    kl_coef: float = field(default=0.001,
+        metadata={'help': 'β_KL, weight of the low-variance KL to the frozen reference (verl kl_loss_coef default '
+                          '0.001; GRASP does not say)'})
+    temperature: float = field(default=1.0,
+        metadata={'help': 'rollout temperature: logits are divided by it before log-probs and entropy, as verl does'})
     adv_eps: float = field(default=1e-6, metadata={'help': 'ε of the group advantage denominator std + ε (verl 1e-6)'})
-    norm_adv_by_std: bool = field(default=True, metadata={'help': 'divide by the group std (GRPO); False gives Dr. GRPO'})
+    norm_adv_by_std: bool = field(default=True,
+                                  metadata={'help': 'divide by the group std (GRPO); False gives Dr. GRPO'})
 
     def __post_init__(self):
-        if not 0 <= self.clip_ratio_low < 1: raise ValueError(f'GRPOLossConfig.clip_ratio_low must lie in [0, 1), not {self.clip_ratio_low}')
-        if self.clip_ratio_high < 0: raise ValueError(f'GRPOLossConfig.clip_ratio_high must be >= 0, not {self.clip_ratio_high}')
-        if self.clip_ratio_c <= 1: raise ValueError(f'GRPOLossConfig.clip_ratio_c must exceed 1 (dual clip), not {self.clip_ratio_c}')
-        if self.loss_agg_mode not in AGG_MODES: raise ValueError(f'GRPOLossConfig.loss_agg_mode must be one of {AGG_MODES}, not {self.loss_agg_mode!r}')
+        if not 0 <= self.clip_ratio_low < 1: raise ValueError(f'GRPOLossConfig.clip_ratio_low must lie in [0, 1), not '
+                                                              f'{self.clip_ratio_low}')
+        if self.clip_ratio_high < 0: raise ValueError(f'GRPOLossConfig.clip_ratio_high must be >= 0, not '
+                                                      f'{self.clip_ratio_high}')
+        if self.clip_ratio_c <= 1: raise ValueError(f'GRPOLossConfig.clip_ratio_c must exceed 1 (dual clip), not '
+                                                    f'{self.clip_ratio_c}')
+        if self.loss_agg_mode not in AGG_MODES: raise ValueError(f'GRPOLossConfig.loss_agg_mode must be one of '
+                                                                 f'{AGG_MODES}, not {self.loss_agg_mode!r}')
         for k in ('entropy_coeff', 'kl_coef', 'adv_eps'):
             if getattr(self, k) < 0: raise ValueError(f'GRPOLossConfig.{k} must be >= 0, not {getattr(self, k)}')
         if self.temperature <= 0: raise ValueError(f'GRPOLossConfig.temperature must be > 0, not {self.temperature}')
@@ -45,13 +58,18 @@ def group_advantages(rewards,  # (B,) one scalar reward per sequence
                      eps: float = 1e-6,  # added to the std
                      norm_by_std: bool = True,  # False: only subtract the group mean (Dr. GRPO)
                     ) -> torch.Tensor:
-    "(B,) GRPO advantages: reward minus its group's mean, over the group's unbiased std + eps; one-member groups: mean 0, std 1."
+    ("(B,) GRPO advantages: reward minus its group's mean, over the group's unbiased std + eps; one-member groups: "
+     "mean "
+     "0, std 1.")
     r = torch.as_tensor(rewards, dtype=torch.float32) if not torch.is_tensor(rewards) else rewards.detach()
-    if r.ndim != 1 or r.numel() == 0: raise ValueError(f'rewards must be a non-empty 1-d array, got shape {tuple(r.shape)}')
-    if len(group_ids) != r.numel(): raise ValueError(f'{len(group_ids)} group ids for {r.numel()} rewards; give one id per sequence')
+    if r.ndim != 1 or r.numel() == 0: raise ValueError(f'rewards must be a non-empty 1-d array, got shape '
+                                                       f'{tuple(r.shape)}')
+    if len(group_ids) != r.numel(): raise ValueError(f'{len(group_ids)} group ids for {r.numel()} rewards; give one id '
+                                                     f'per sequence')
     if not torch.isfinite(r).all(): raise ValueError(f'rewards must be finite, got {r.tolist()}')
     index = {}
-    g = torch.tensor([index.setdefault(i, len(index)) for i in group_ids], dtype=torch.long)   # (B,) group numbers 0..K-1
+    # (B,) group numbers 0..K-1
+    g = torch.tensor([index.setdefault(i, len(index)) for i in group_ids], dtype=torch.long)
     k = len(index)
     n = torch.zeros(k, dtype=r.dtype).index_add_(0, g, torch.ones_like(r))       # (K,) group sizes
     mean = torch.zeros(k, dtype=r.dtype).index_add_(0, g, r) / n                   # (K,)
@@ -76,7 +94,8 @@ def agg_loss(loss_mat: torch.Tensor,  # (B, L) per-token losses
             ) -> torch.Tensor:
     "Scalar loss: mean over tokens (token-mean), or mean over sequences of each sequence's token sum or mean."
     m = mask.to(loss_mat.dtype)
-    masked = torch.where(m > 0, loss_mat, torch.zeros_like(loss_mat)) * m   # values outside the mask (even nan) drop out
+    # values outside the mask (even nan) drop out
+    masked = torch.where(m > 0, loss_mat, torch.zeros_like(loss_mat)) * m
     if mode == 'token-mean':
         n = m.sum() if num_tokens is None else torch.as_tensor(num_tokens, dtype=loss_mat.dtype)
         return masked.sum() / n if n > 0 else masked.sum() * 0.0
@@ -128,7 +147,9 @@ def _full_precision(x: torch.Tensor) -> torch.Tensor:
 def low_var_kl(logprobs: torch.Tensor,  # (...) log π_θ of the sampled tokens
                ref_logprobs: torch.Tensor,  # (...) log π_ref of the same tokens
               ) -> torch.Tensor:
-    "Per-token k3 estimate of KL(π_θ ‖ π_ref): e^d - d - 1 with d = log π_ref - log π_θ clamped to ±20, result clamped to ±10."
+    ("Per-token k3 estimate of KL(π_θ ‖ π_ref): e^d - d - 1 with d = log π_ref - log π_θ clamped to ±20, result "
+     "clamped "
+     "to ±10.")
     d = (ref_logprobs - logprobs).clamp(-20.0, 20.0)
     return (d.exp() - d - 1).clamp(-10.0, 10.0)
 
@@ -152,7 +173,8 @@ def _scored(logits: torch.Tensor, mask: torch.Tensor | None, temperature: float)
         if mask is None: raise ValueError('logit rows (N, V) need the mask that says which positions they score')
         b, t = scored_positions(mask)
         if logits.shape[0] != b.numel():
-            raise ValueError(f'{logits.shape[0]} logit rows for {b.numel()} scored positions; give one row per masked position t >= 1, row-major')
+            raise ValueError(f'{logits.shape[0]} logit rows for {b.numel()} scored positions; give one row per masked '
+                             f'position t >= 1, row-major')
         z = _full_precision(logits)
     else:
         B, L, _ = logits.shape
@@ -160,7 +182,8 @@ def _scored(logits: torch.Tensor, mask: torch.Tensor | None, temperature: float)
         z = _full_precision(logits[b, t - 1])                    # (N, V)
     return b, t, (z / temperature if temperature != 1.0 else z)
 
-def token_logprobs(logits: torch.Tensor,  # (B, L, V) causal-LM logits over the same sequence, or (N, V) rows of the masked positions
+# logits: (B, L, V) causal-LM logits over the same sequence, or (N, V) rows of the masked positions
+def token_logprobs(logits: torch.Tensor,
                    input_ids: torch.Tensor,  # (B, L) token ids
                    mask: torch.Tensor | None = None,  # (B, L) positions to compute (default: all but the first)
                    temperature: float = 1.0,  # sampling temperature the logits are divided by
@@ -218,7 +241,8 @@ def token_batch(trajs: Sequence,  # rag_lib `Trajectory`s (finished or not)
     if not rows: raise ValueError('token_batch needs at least one trajectory')
     for t, (ids, _, loss) in zip(trajs, rows):
         if not t.prompt_ids: raise ValueError(f'trajectory {t.key!r} has no prompt_ids; it cannot be trained on')
-        if not any(loss): raise ValueError(f'trajectory {t.key!r} has no model output tokens (steps without output_ids)')
+        if not any(loss):
+            raise ValueError(f'trajectory {t.key!r} has no model output tokens (steps without output_ids)')
     L = max(len(r[0]) for r in rows)
     pad = lambda xs, v: [x + [v] * (L - len(x)) for x in xs]
     ids, resp, loss = (pad([r[i] for r in rows], v) for i, v in ((0, pad_id), (1, 0), (2, 0)))
@@ -226,7 +250,8 @@ def token_batch(trajs: Sequence,  # rag_lib `Trajectory`s (finished or not)
     return TokenBatch(torch.tensor(ids), torch.tensor(att), torch.tensor(resp), torch.tensor(loss))
 
 # %% ../nbs/13_grpo.ipynb #f785f6ec
-def grpo_loss(logits: torch.Tensor,  # (B, L, V) the policy's logits over the contexts (with grad), or (N, V) rows of the loss positions
+# logits: (B, L, V) the policy's logits over the contexts (with grad), or (N, V) rows of the loss positions
+def grpo_loss(logits: torch.Tensor,
               input_ids: torch.Tensor,  # (B, L) the stored token ids
               loss_mask: torch.Tensor,  # (B, L) 1 on model-output tokens
               old_logprobs: torch.Tensor,  # (B, L) log-probs of the tokens under the sampling policy
@@ -238,11 +263,14 @@ def grpo_loss(logits: torch.Tensor,  # (B, L, V) the policy's logits over the co
              ) -> tuple[torch.Tensor, dict]:
     "GRPO loss = dual-clip policy loss - entropy_coeff·entropy + kl_coef·KL(π_θ‖π_ref), and its parts."
     if (logits.ndim == 3 and logits.shape[:2] != input_ids.shape) or loss_mask.shape != input_ids.shape:
-        raise ValueError(f'logits {tuple(logits.shape)}, input_ids {tuple(input_ids.shape)} and loss_mask {tuple(loss_mask.shape)} must agree on (B, L)')
+        raise ValueError(f'logits {tuple(logits.shape)}, input_ids {tuple(input_ids.shape)} and loss_mask '
+                         f'{tuple(loss_mask.shape)} must agree on (B, L)')
     adv = broadcast_advantages(advantages, loss_mask) if advantages.ndim == 1 else advantages
-    logp, tok_ent = _logprobs_and_entropy(logits, input_ids, loss_mask, cfg.temperature, entropy_grad=cfg.entropy_coeff > 0)
+    logp, tok_ent = _logprobs_and_entropy(logits, input_ids, loss_mask, cfg.temperature,
+                                          entropy_grad=cfg.entropy_coeff > 0)
     agg = dict(mode=cfg.loss_agg_mode, num_tokens=num_tokens, num_seqs=num_seqs)
-    pg, diag = policy_loss(logp, old_logprobs, adv, loss_mask, cfg.clip_ratio_low, cfg.clip_ratio_high, cfg.clip_ratio_c,
+    pg, diag = policy_loss(logp, old_logprobs, adv, loss_mask, cfg.clip_ratio_low, cfg.clip_ratio_high,
+                           cfg.clip_ratio_c,
                            cfg.loss_agg_mode, num_tokens, num_seqs)
     ent = agg_loss(tok_ent, loss_mask, **agg)
     loss, parts = pg, {'pg_loss': pg.item(), **diag, 'entropy': ent.item()}

@@ -48,7 +48,8 @@ def null_branch(traj: Trajectory, t: int, agent: Agent) -> Trajectory:
 
 # %% ../nbs/09_intervention.ipynb #cc51c99e
 def next_query_ndcg(traj: Trajectory, t: int, gold_titles: Sequence[str], corpus: Corpus, k: int = 10) -> float | None:
-    "nDCG@k of the results of `traj`'s search right after step `t` against `gold_titles`; None when step t+1 is no search."
+    ("nDCG@k of the results of `traj`'s search right after step `t` against `gold_titles`; None when step t+1 is no "
+     "search.")
     if t + 1 >= len(traj.steps): return None
     s = traj.steps[t + 1]
     if s.action not in SEARCH_ACTIONS or s.error: return None
@@ -62,7 +63,7 @@ class DocObservation:
     agent: str
     t: int                        # the step that showed the document
     doc_id: str
-    rank: int                     # its position in that step's observation (0-based)
+    rank: int                     # its position in that step's observation, 0-based (the first shown is 0)
     title: str
     d_answer: float               # F1(base) - F1(branch)
     d_next_query: float           # nDCG@10 of the base's next query - the branch's (see above)
@@ -75,11 +76,6 @@ class DocObservation:
     branch: str                   # key of the branch trajectory
     gold: bool = False            # the document's title is a gold title of the question
     bridge: bool = False          # generated world: a planted bridge (a gold paragraph other than the answer's)
-    ctu: float | None = None      # filled by `utility`
-    sru: float | None = None
-    proxy_sru: float | None = None
-    cell: str | None = None       # quadrant A/B/C/D on the reader axis
-    proxy_cell: str | None = None # on the proxy axis
 
 def planted_bridges(q: Question) -> list[str]:
     "Generated world: the gold titles of a bridge question that name the next hop (all but the answer's paragraph)."

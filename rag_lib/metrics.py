@@ -134,14 +134,16 @@ def trajectory_metrics(traj, question, corpus) -> dict:
            'turns': len(traj.steps), 'searches': sum(s.action in SEARCH_ACTIONS for s in traj.steps),
            'parse_failures': sum(s.action == 'invalid' for s in traj.steps), 'answered': traj.status == 'answered'}
     for tool in ('semantic_search', 'keyword_search'):
-        if any(s.action == tool for s in traj.steps): row[f'surfaced_{tool}'] = evidence_recall(surfaced_titles(traj, corpus, (tool,)), gold)
+        if any(s.action == tool for s in traj.steps): row[f'surfaced_{tool}'] = evidence_recall(surfaced_titles(traj,
+            corpus, (tool,)), gold)
     return row
 
 # %% ../nbs/08_metrics.ipynb #3a9b9813
 JUDGE_PROMPT = ("Question: {question}\nReference answer(s): {references}\nPredicted answer: {prediction}\n"
                 "Does the predicted answer mean the same as a reference answer? Reply yes or no.")
 
-def llm_judge(backend, questions: Sequence[str], predictions: Sequence[str], references: Sequence[Sequence[str]]) -> list[bool]:
+def llm_judge(backend, questions: Sequence[str], predictions: Sequence[str],
+              references: Sequence[Sequence[str]]) -> list[bool]:
     "Whether `backend` judges each prediction correct (one batched, yes/no-constrained call)."
     from rag_lib.llm import Choice, Request, Template
     tpl = Template((Choice(('yes', 'no')),))

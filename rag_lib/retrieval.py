@@ -65,7 +65,8 @@ class KeywordIndex:
 
     def _load(self, path: Path) -> bm25s.BM25:
         model = bm25s.BM25.load(str(path), show_progress=False)
-        if model.scores['num_docs'] != len(self.doc_ids): raise ValueError(f"it indexes {model.scores['num_docs']} documents, not {len(self.doc_ids)}")
+        if model.scores['num_docs'] != len(self.doc_ids): raise ValueError(f"it indexes {model.scores['num_docs']} "
+                                                                           f"documents, not {len(self.doc_ids)}")
         return model
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
@@ -131,14 +132,16 @@ class DenseIndex:
     def __init__(self, doc_ids: list[str], embeddings: np.ndarray, embedder: Embedder):
         import faiss
         if len(doc_ids) != len(embeddings): raise ValueError(f'{len(doc_ids)} ids but {len(embeddings)} embeddings')
-        self.doc_ids, self.embeddings, self.embedder = list(doc_ids), np.ascontiguousarray(embeddings, np.float32), embedder
+        self.doc_ids, self.embeddings, self.embedder = list(doc_ids), np.ascontiguousarray(embeddings,
+                                                                                           np.float32), embedder
         self.row = {d: i for i, d in enumerate(self.doc_ids)}
         self.index = faiss.IndexFlatIP(self.embeddings.shape[1])
         self.index.add(self.embeddings)
 
     @classmethod
     def build(cls, doc_ids, texts, embedder: Embedder, path: str | Path | None = None) -> 'DenseIndex':
-        "Encode `texts`, or load the cache folder `path` (`embeddings.npy`, `ids.json`) when it is complete and holds the same ids."
+        ("Encode `texts`, or load the cache folder `path` (`embeddings.npy`, `ids.json`) when it is complete and holds "
+         "the same ids.")
         doc_ids = list(doc_ids)
         encode = lambda: embedder.encode_docs(texts, progress=len(texts) > 2000)
         if path is None: return cls(doc_ids, encode(), embedder)
@@ -146,7 +149,9 @@ class DenseIndex:
             np.save(tmp / 'embeddings.npy', encode(), allow_pickle=False)
             (tmp / 'ids.json').write_text(json.dumps(doc_ids), encoding='utf-8')
         def read(p: Path) -> 'DenseIndex':
-            if json.loads((p / 'ids.json').read_text(encoding='utf-8')) != doc_ids: raise ValueError('its ids.json lists other documents')
+            if json.loads((p / 'ids.json').read_text(encoding='utf-8')) != doc_ids: raise ValueError('its ids.json '
+                                                                                                     'lists other '
+                                                                                                     'documents')
             return cls(doc_ids, np.load(p / 'embeddings.npy', allow_pickle=False), embedder)
         return cached_dir(path, write, read, what='dense index')
 
@@ -155,7 +160,8 @@ class DenseIndex:
         k = min(k, len(self.doc_ids))
         if len(q) == 0: return []
         sc, idx = self.index.search(np.ascontiguousarray(q, np.float32), k)   # (n_queries, k) each
-        return [_hits([self.doc_ids[j] for j in row if j >= 0], srow[row >= 0], 'semantic') for row, srow in zip(idx, sc)]
+        return [_hits([self.doc_ids[j] for j in row if j >= 0], srow[row >= 0], 'semantic') for row,
+                srow in zip(idx, sc)]
 
     def search(self, queries: list[str], k: int = 10) -> list[list[Hit]]:
         "Ranked hits for each query string."
@@ -200,7 +206,8 @@ def rrf_scores(ids: list[str], rankings: list[list[Hit]], k: int = 60) -> np.nda
 class RerankedRetriever:
     "Union of first-stage candidates, deduplicated and reranked (by RRF when `reranker` is None)."
     def __init__(self, first: list, reranker, text_of, candidates: int = 50, source: str = 'hybrid'):
-        self.first, self.reranker, self.text_of, self.candidates, self.source = list(first), reranker, text_of, candidates, source
+        self.first, self.reranker, self.text_of, self.candidates, self.source = (list(first), reranker, text_of,
+                                                                                 candidates, source)
 
     def search(self, queries: list[str], k: int = 10) -> list[list[Hit]]:
         "Ranked hits for each query string."
@@ -263,7 +270,8 @@ class Retrieval:
         "Keyword + semantic candidates, reranked by the cross-encoder (RRF without one)."
         if ('hybrid', granularity) not in self._cache:
             rr = None if self.reranker_name == 'minilm' else self.reranker(granularity)
-            self._cache['hybrid', granularity] = RerankedRetriever([self.keyword(granularity), self.semantic(granularity)],
+            self._cache['hybrid',
+                        granularity] = RerankedRetriever([self.keyword(granularity), self.semantic(granularity)],
                 rr, self._text_of(granularity), self.candidates, 'hybrid')
         return self._cache['hybrid', granularity]
 
@@ -309,5 +317,6 @@ def evaluate_retrieval(questions, retrieval: Retrieval, methods=METHODS, granula
         for m in methods:
             hits = retrieval.get(m, g).search([q.question for q in questions], k=max(ks))
             rows.append({'method': m, 'granularity': g, 'n': len(questions), 'reranker': retrieval.reranker_label(m),
-                         **{f'recall@{k}': float(title_recall(questions, hits, retrieval.corpus, k).mean()) for k in ks}})
+                         **{f'recall@{k}': float(title_recall(questions, hits, retrieval.corpus,
+                                                              k).mean()) for k in ks}})
     return rows

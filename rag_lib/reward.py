@@ -21,15 +21,19 @@ class RewardConfig:
     beta: float = field(default=0.15, metadata={'help': 'GRASP: β = 0.15, weight of complementary search'})
     gamma: float = field(default=0.15, metadata={'help': 'GRASP: γ = 0.15, weight of turn efficiency'})
     max_turns: int = field(default=10, metadata={'help': 'GRASP: T = 10, the turn budget of the efficiency term'})
-    max_answer_tags: int = field(default=1, metadata={'help': 'answer tags allowed before accuracy is capped; the paper gives no number, we allow one'})
-    spam_cap: float = field(default=0.25, metadata={'help': 'GRASP appendix B: accuracy capped at 0.25 under answer-tag spam'})
+    max_answer_tags: int = field(default=1,
+        metadata={'help': 'answer tags allowed before accuracy is capped; the paper gives no number, we allow one'})
+    spam_cap: float = field(default=0.25,
+                            metadata={'help': 'GRASP appendix B: accuracy capped at 0.25 under answer-tag spam'})
 
     def __post_init__(self):
         for k in ('alpha', 'beta', 'gamma'):
             if getattr(self, k) < 0: raise ValueError(f'RewardConfig.{k} must be >= 0, not {getattr(self, k)}')
         if self.max_turns < 1: raise ValueError(f'RewardConfig.max_turns (T) must be at least 1, not {self.max_turns}')
-        if self.max_answer_tags < 1: raise ValueError(f'RewardConfig.max_answer_tags must be at least 1, not {self.max_answer_tags}')
-        if not 0 <= self.spam_cap <= 1: raise ValueError(f'RewardConfig.spam_cap must lie in [0, 1], not {self.spam_cap}')
+        if self.max_answer_tags < 1: raise ValueError(f'RewardConfig.max_answer_tags must be at least 1, not '
+                                                      f'{self.max_answer_tags}')
+        if not 0 <= self.spam_cap <= 1: raise ValueError(f'RewardConfig.spam_cap must lie in [0, 1], not '
+                                                         f'{self.spam_cap}')
 
     @property
     def max_reward(self) -> float:
@@ -107,7 +111,8 @@ def reward_inputs(traj,  # a finished `rag_lib.agents.Trajectory`
                  ) -> dict:
     "The keyword arguments of `grasp_reward` for a rag_lib trajectory."
     if traj.qid != question.id:
-        raise ValueError(f'trajectory {traj.key!r} answers question {traj.qid!r}, not {question.id!r}; pass its own question')
+        raise ValueError(f'trajectory {traj.key!r} answers question {traj.qid!r}, not {question.id!r}; pass its own '
+                         f'question')
     return dict(answer=traj.answer, references=list(question.answers), gold_titles=list(question.gold_titles),
                 read_titles=read_titles(traj, corpus),
                 semantic_titles=surfaced_titles(traj, corpus, ('semantic_search',)),

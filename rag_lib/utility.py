@@ -20,20 +20,24 @@ from .metrics import f1_score
 
 # %% auto #0
 __all__ = ['READER_PROMPT', 'ZERO_SHOT_PROMPT', 'CTUBounds', 'ctu', 'LLMReader', 'RuleReader', 'sru_scores', 'proxy_scores',
-           'cell_of', 'score_rows', 'quadrant', 'rank_correlation', 'ctu_agreement', 'bridge_ground_truth']
+           'ScoredObservation', 'cell_of', 'score_rows', 'quadrant', 'rank_correlation', 'ctu_agreement',
+           'bridge_ground_truth']
 
 # %% ../nbs/10_utility.ipynb #aa61020b
 @dataclass(frozen=True)
 class CTUBounds:
     "The ranges the three CTU deltas are clipped to and rescaled from (bridge-evidence paper's values)."
-    answer: tuple = field(default=(-1.0, 1.0), metadata={'help': 'Δanswer = F1(base) − F1(cf): F1 differences lie in [−1, 1]'})
+    answer: tuple = field(default=(-1.0, 1.0),
+                          metadata={'help': 'Δanswer = F1(base) − F1(cf): F1 differences lie in [−1, 1]'})
     next_query: tuple = field(default=(-1.0, 1.0), metadata={'help': 'Δnext-query = nDCG@10 difference, in [−1, 1]'})
-    effort: tuple = field(default=(-2.0, 3.0), metadata={'help': 'Δeffort = turns(cf) − turns(base), clipped to [−2, +3] turns'})
+    effort: tuple = field(default=(-2.0, 3.0),
+                          metadata={'help': 'Δeffort = turns(cf) − turns(base), clipped to [−2, +3] turns'})
 
     def __post_init__(self):
         for name in ('answer', 'next_query', 'effort'):
             lo, hi = getattr(self, name)
-            if not lo < 0 < hi: raise ValueError(f'CTUBounds.{name} = ({lo}, {hi}) must contain 0 strictly inside (no effect is a delta of 0)')
+            if not lo < 0 < hi: raise ValueError(f'CTUBounds.{name} = ({lo}, {hi}) must contain 0 strictly inside (no '
+                                                 f'effect is a delta of 0)')
 
     @property
     def zero_point(self) -> float:
@@ -60,7 +64,8 @@ class LLMReader:
     def __init__(self, backend, max_answer_tokens: int = 24, max_doc_chars: int | None = None, batch: int = 64):
         from rag_lib.baselines import SINGLE_SYSTEM
         from rag_lib.llm import Free, Lit, Template
-        self.backend, self.max_answer_tokens, self.max_doc_chars, self.batch = backend, max_answer_tokens, max_doc_chars, batch
+        self.backend, self.max_answer_tokens = backend, max_answer_tokens
+        self.max_doc_chars, self.batch = max_doc_chars, batch
         self.system = SINGLE_SYSTEM
         self.template = Template((Lit('Answer:'), Free('\n', max_answer_tokens, forbid='\n<')))
 
@@ -89,7 +94,8 @@ class LLMReader:
         return out
 
 class RuleReader:
-    "The rule policy's answer rule as a history-free reader: the answer it would give having been shown only the document."
+    ("The rule policy's answer rule as a history-free reader: the answer it would give having been shown only the "
+     "document.")
     def __init__(self, policy):
         self.policy = policy
 
@@ -121,7 +127,8 @@ def sru_scores(pairs: Sequence[tuple[Question, str]],  # (question, document id)
     wanted = list(dict.fromkeys([(q.id, None) for q, _ in pairs] + [(q.id, d) for q, d in pairs]))
     todo = [(qid, d) for qid, d in wanted if (qid, d or '') not in known]
     if todo:
-        text = (lambda d: d) if isinstance(reader, RuleReader) else (lambda d: f'{corpus.title(d)}: {corpus.paragraph(d).text}')
+        text = (lambda d: d) if isinstance(reader,
+                                           RuleReader) else (lambda d: f'{corpus.title(d)}: {corpus.paragraph(d).text}')
         answers = reader([(qs[qid].question, None if d is None else text(d)) for qid, d in todo])
         append_jsonl(cache, [{'q': qid, 'doc': d or '', 'answer': a} for (qid, d), a in zip(todo, answers)])
         known.update({(qid, d or ''): a for (qid, d), a in zip(todo, answers)})
@@ -134,8 +141,11 @@ def _minmax(x: np.ndarray) -> np.ndarray:
     lo, hi = x.min(), x.max()
     return np.full_like(x, 0.5) if hi - lo < 1e-12 else (x - lo) / (hi - lo)
 
-def proxy_scores(rows: Sequence[DocObservation], questions: Sequence[Question], retrieval) -> dict[tuple[str, str, int, str], float]:
-    "Proxy SRU per (qid, agent, t, doc id): mean of the question's BM25 and reranker scores, min-max normalized within the step."
+def proxy_scores(rows: Sequence[DocObservation], questions: Sequence[Question],
+                 retrieval) -> dict[tuple[str, str, int, str], float]:
+    ("Proxy SRU per (qid, agent, t, doc id): mean of the question's BM25 and reranker scores, min-max normalized "
+     "within "
+     "the step.")
     from rag_lib.retrieval import tokenize
     qs = {q.id: q for q in questions}
     bm25, rr = retrieval.keyword('paragraph'), retrieval.reranker('paragraph')
@@ -152,24 +162,39 @@ def proxy_scores(rows: Sequence[DocObservation], questions: Sequence[Question], 
     return out
 
 # %% ../nbs/10_utility.ipynb #2b913a5d
-def cell_of(sru: float, ctu_value: float, zero_point: float = 1.4, sru_threshold: float = 0.0) -> str:
+@dataclass(kw_only=True)
+class ScoredObservation(DocObservation):
+    "A `DocObservation` with its utilities (`score_rows`): the intervention's fields first, then these."
+    ctu: float                      # Counterfactual Trajectory Utility of omitting the document (`ctu`)
+    sru: float                      # Static RAG Utility of the document (`sru_scores`)
+    proxy_sru: float | None = None  # the proxy axis (`proxy_scores`); None without it
+    cell: str                       # quadrant A/B/C/D on the reader axis
+    proxy_cell: str | None = None   # quadrant on the proxy axis; None without it
+
+    @classmethod
+    def of(cls, row: DocObservation, **utilities) -> ScoredObservation:
+        "`row` with `utilities` (`ctu=`, `sru=`, `cell=`, optionally `proxy_sru=`, `proxy_cell=`)."
+        return cls(**{f.name: getattr(row, f.name) for f in dataclasses.fields(DocObservation)}, **utilities)
+
+def cell_of(sru: float, ctu_value: float, zero_point: float = CTUBounds().zero_point,
+            sru_threshold: float = 0.0) -> str:
     "Quadrant cell: A (high SRU, high CTU), B (high, low), C (low, high: bridge evidence), D (low, low)."
     high_ctu, high_sru = ctu_value > zero_point + 1e-9, sru > sru_threshold
     return {(True, True): 'A', (True, False): 'B', (False, True): 'C', (False, False): 'D'}[high_sru, high_ctu]
 
 def score_rows(rows: Sequence[DocObservation], sru: dict, proxy: dict | None = None, bounds: CTUBounds = CTUBounds(),
-               sru_threshold: float = 0.0, proxy_threshold: float = 0.5) -> list[DocObservation]:
+               sru_threshold: float = 0.0, proxy_threshold: float = 0.5) -> list[ScoredObservation]:
     "`rows` with CTU, SRU (from `sru_scores`), proxy SRU (from `proxy_scores`) and their cells filled in (new records)."
     z, out = bounds.zero_point, []
     for r in rows:
         c = ctu(r.d_answer, r.d_next_query, r.d_effort, bounds)
         s = sru[r.qid, r.doc_id]
         p = proxy.get((r.qid, r.agent, r.t, r.doc_id)) if proxy else None
-        out.append(dataclasses.replace(r, ctu=c, sru=s, proxy_sru=p, cell=cell_of(s, c, z, sru_threshold),
-                                       proxy_cell=None if p is None else cell_of(p, c, z, proxy_threshold)))
+        out.append(ScoredObservation.of(r, ctu=c, sru=s, proxy_sru=p, cell=cell_of(s, c, z, sru_threshold),
+                                        proxy_cell=None if p is None else cell_of(p, c, z, proxy_threshold)))
     return out
 
-def quadrant(rows: Sequence[DocObservation], axis: str = 'reader') -> 'pd.DataFrame':
+def quadrant(rows: Sequence[ScoredObservation], axis: str = 'reader') -> 'pd.DataFrame':
     "Counts and shares of cells A-D per agent on `axis` ('reader' or 'proxy')."
     import pandas as pd
     col = 'cell' if axis == 'reader' else 'proxy_cell'
@@ -181,7 +206,8 @@ def quadrant(rows: Sequence[DocObservation], axis: str = 'reader') -> 'pd.DataFr
                          'share': cells.count(c) / len(cells) if cells else float('nan'), 'observations': len(cells)})
     return pd.DataFrame(recs)
 
-def rank_correlation(rows: Sequence[DocObservation], x: str = 'sru', y: str = 'ctu', n_boot: int = 1000, seed: int = 0,
+def rank_correlation(rows: Sequence[ScoredObservation], x: str = 'sru', y: str = 'ctu', n_boot: int = 1000,
+                     seed: int = 0,
                      alpha: float = 0.05) -> dict:
     "Spearman ρ of fields `x` and `y` over `rows`, with a percentile bootstrap interval resampling questions."
     from scipy.stats import spearmanr
@@ -198,11 +224,13 @@ def rank_correlation(rows: Sequence[DocObservation], x: str = 'sru', y: str = 'c
         v = rho(np.concatenate([by_q[qids[i]] for i in pick]))
         if not np.isnan(v): boots.append(v)
     lo, hi = (np.quantile(boots, [alpha / 2, 1 - alpha / 2]) if boots else (float('nan'), float('nan')))
-    return {'rho': full, 'lo': float(lo), 'hi': float(hi), 'n': len(rows), 'questions': len(qids), 'boot_valid': len(boots)}
+    return {'rho': full, 'lo': float(lo), 'hi': float(hi), 'n': len(rows), 'questions': len(qids),
+            'boot_valid': len(boots)}
 
 # %% ../nbs/10_utility.ipynb #6b913c3e
-def ctu_agreement(rows: Sequence[DocObservation], zero_point: float = 1.4) -> 'pd.DataFrame':
-    "For each pair of agents: documents both were shown (per question), Spearman ρ of their CTUs, agreement on high/low CTU, κ."
+def ctu_agreement(rows: Sequence[ScoredObservation], zero_point: float = CTUBounds().zero_point) -> 'pd.DataFrame':
+    ("For each pair of agents: documents both were shown (per question), Spearman ρ of their CTUs, agreement on "
+     "high/low CTU, κ.")
     import itertools
     import pandas as pd
     from scipy.stats import spearmanr
@@ -223,7 +251,7 @@ def ctu_agreement(rows: Sequence[DocObservation], zero_point: float = 1.4) -> 'p
     return pd.DataFrame(recs)
 
 # %% ../nbs/10_utility.ipynb #c0e73b42
-def bridge_ground_truth(rows: Sequence[DocObservation], questions: Sequence[Question]) -> 'pd.DataFrame':
+def bridge_ground_truth(rows: Sequence[ScoredObservation], questions: Sequence[Question]) -> 'pd.DataFrame':
     "Precision and recall of cell C against the planted bridges of the world's bridge questions, per agent and scope."
     import pandas as pd
     qs = {q.id: q for q in questions if q.dataset == 'world' and q.type == 'bridge'}
@@ -239,6 +267,8 @@ def bridge_ground_truth(rows: Sequence[DocObservation], questions: Sequence[Ques
             in_c = [r for r in rs if r.cell == 'C']
             recs.append({'agent': agent, 'scope': scope, 'questions': len(keep), 'planted_bridges': len(first),
                          'recall': sum(r.cell == 'C' for r in first.values()) / len(first) if first else float('nan'),
-                         'cell_c': len(in_c), 'precision': sum(r.bridge for r in in_c) / len(in_c) if in_c else float('nan'),
-                         'median_ctu_planted': float(np.median([r.ctu for r in first.values()])) if first else float('nan')})
+                         'cell_c': len(in_c),
+                         'precision': sum(r.bridge for r in in_c) / len(in_c) if in_c else float('nan'),
+                         'median_ctu_planted': float(np.median([r.ctu for r in first.values()])) if first
+                         else float('nan')})
     return pd.DataFrame(recs)
