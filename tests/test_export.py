@@ -12,7 +12,12 @@ def test_export_is_up_to_date(tmp_path):
     shutil.copytree(ROOT / 'rag_lib', tmp_path / 'rag_lib', ignore=shutil.ignore_patterns('__pycache__'))
     exporter = Path(sys.executable).with_name('nbdev_export')
     subprocess.run([str(exporter)], cwd=tmp_path, check=True, capture_output=True)
-    cmp = filecmp.dircmp(ROOT / 'rag_lib', tmp_path / 'rag_lib', ignore=['__pycache__'])
-    assert not (cmp.diff_files or cmp.left_only or cmp.right_only), (
-        f'nbdev_export changes rag_lib/: modified {cmp.diff_files}, only in repo {cmp.left_only}, '
-        f'only in export {cmp.right_only}; edit the notebooks, run nbdev_export and commit both')
+    diff, left, right = [], [], []
+    def walk(cmp, where=''):   # subpackages included (rag_lib/pipeline/, rag_lib/core/, ...)
+        diff.extend(where + f for f in cmp.diff_files); left.extend(where + f for f in cmp.left_only)
+        right.extend(where + f for f in cmp.right_only)
+        for name, sub in cmp.subdirs.items(): walk(sub, f'{where}{name}/')
+    walk(filecmp.dircmp(ROOT / 'rag_lib', tmp_path / 'rag_lib', ignore=['__pycache__']))
+    assert not (diff or left or right), (
+        f'nbdev_export changes rag_lib/: modified {diff}, only in repo {left}, '
+        f'only in export {right}; edit the notebooks, run nbdev_export and commit both')

@@ -3,12 +3,13 @@ the command line (`rag_lib.pipeline.main`, in-process or as a subprocess) on a t
 folder and a clean cache. The notebooks run on a reduced profile (the generated world, a few
 questions, the rule policy and the model-free scripted backend), so that a whole chain takes
 seconds per notebook."""
-import json, os, signal, subprocess, sys, time
+import dataclasses, importlib.util, json, os, signal, subprocess, sys, time
 from pathlib import Path
 
 import pytest
 
 from rag_lib import core, pipeline
+from rag_lib.pipeline import preflight
 from rag_lib.core import Profile, get_profile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,14 +72,27 @@ def test_python_api_runs_the_profile_it_is_given(env):
     assert (run / 'tables' / 'datasets.csv').read_text().splitlines()[1].split(',')[:3] == ['world', '300', '7']
     m = json.loads((run / 'manifest.json').read_text())
     assert m['profile']['n_questions'] == 7 and m['profile']['name'] == 'mine' and not m['complete'] and not res['promoted']
-    assert m['notebooks'][0]['outputs'] == {'tables/datasets.csv': pipeline._sha(run / 'tables/datasets.csv'),
-                                            'tables/datasets.md': pipeline._sha(run / 'tables/datasets.md')}
+    assert m['notebooks'][0]['outputs'] == {'tables/datasets.csv': core.file_sha256(run / 'tables/datasets.csv'),
+                                            'tables/datasets.md': core.file_sha256(run / 'tables/datasets.md')}
     assert [n['status'] for n in m['notebooks']][1:] == ['not run'] * (len(m['notebooks']) - 1)
     assert not (env / 'artifacts' / 'tables').exists()   # an exploratory run never touches the promoted tables
     # the same profile resolved from overrides is the same run (same id, notebook reused)
     again = pipeline.run_chain('cpu', {'name': 'mine', 'datasets': 'world', 'n_questions': '7', 'agent_questions': '3', 'agents': 'rule',
                                        'llm_backend': 'scripted'}, only=['data'], progress=False, log=lambda *a: None)
     assert again['run_dir'] == res['run_dir'] and again['reused'] == ['01_data'] and again['executed'] == []
+
+
+def test_help_fields_lists_every_profile_field(env):
+    "`--help-fields` (reproduce and status): each field of core.Profile with its type, default and help; nothing runs."
+    for cmd in ('reproduce', 'status'):
+        rc, out, err = cli(cmd, '--help-fields')
+        assert rc == 0 and err == '' and written(env) == []
+        lines = out.splitlines()
+        for f in dataclasses.fields(Profile):
+            head = next(l for l in lines if l.startswith(f'{f.name}: '))
+            assert head.startswith(f'{f.name}: {f.type} = {f.default!r}'), head
+            assert f.metadata['help'].split()[0] in out
+    assert 'n_questions: int = 30  (>= 1)' in lines and '    profile name, recorded in the manifest' in lines
 
 
 # --- checks before work ----------------------------------------------------------------------------
@@ -93,7 +107,7 @@ def test_unknown_model_stops_before_work(env):
 
 def test_gpu_profile_on_a_cpu_machine_stops_before_work(env):
     pytest.importorskip('torch')
-    if pipeline.importlib.util.find_spec('vllm') is not None and pipeline._gpu_count() > 0: pytest.skip('a GPU machine with vLLM')
+    if importlib.util.find_spec('vllm') is not None and preflight._gpu_count() > 0: pytest.skip('a GPU machine with vLLM')
     for argv in (['reproduce', '--profile', 'gpu'], ['reproduce', '--profile', 'gpu', '--dry-run']):
         rc, out, err = cli(*argv)
         assert rc == 2 and "llm_backend: 'vllm'" in err and '--profile cpu' in err and 'Traceback' not in err
