@@ -1,10 +1,12 @@
 """Check the built docs site in a headless browser: formulas typeset, code fits the page.
 
-Opens the pages with formulas (library/09_intervention, 10_utility, 12_reward) from `file://` in headless
-Chromium, with no network, and asserts that MathJax typeset their math (MathJax elements present, no MathJax
-error, no raw `$$` or TeX macro left in the visible text outside code) and that no code block whose lines are at
-most 120 characters scrolls sideways at a 1440 px wide window. Talks to the browser over the DevTools protocol on
-a pipe (`--remote-debugging-pipe`), so it needs no Python package beyond the standard library.
+Opens every notebook page (library/, experiments/) from `file://` in headless Chromium, with no network. On the
+pages with formulas (library/09_intervention, 10_utility, 12_reward) it asserts that MathJax typeset their math
+(MathJax elements present, its STIX-Web fonts loaded, no MathJax error, no raw `$$` or TeX macro left in the
+visible text outside code); on every page, that no math was typeset inside code (nor in the text the copy buttons
+copy) and that no code block whose lines are at most 120 characters scrolls sideways at a 1440 px wide window.
+Talks to the browser over the DevTools protocol on a pipe (`--remote-debugging-pipe`), so it needs no Python
+package beyond the standard library.
 
 The browser (Debian's package; as root): `apt-get install -y chromium-headless-shell` (or `chromium`).
 
@@ -27,7 +29,8 @@ PROBE = r"""(() => {
   const done = !!(mj && mj.isReady && hub.queue.pending === 0 && !hub.queue.running);
   const content = document.querySelector('.md-content');
   const clone = content.cloneNode(true);
-  clone.querySelectorAll('pre, code, script, style, .MathJax_Preview, .MJX_Assistive_MathML').forEach(e => e.remove());
+  clone.querySelectorAll('pre, code, script, style, .clipboard-copy-txt, .MathJax_Preview, .MJX_Assistive_MathML')
+    .forEach(e => e.remove());
   const text = clone.textContent;
   const wide = [];
   content.querySelectorAll('pre').forEach(p => {
@@ -42,6 +45,8 @@ PROBE = r"""(() => {
     font_errors: [...document.fonts].filter(f => f.status === 'error' && f.family.startsWith('STIX')).length,
     font_loaded: [...document.fonts].filter(f => f.status === 'loaded' && f.family.startsWith('STIX')).length,
     font: mj && mj.OutputJax && mj.OutputJax['HTML-CSS'] ? mj.OutputJax['HTML-CSS'].fontInUse : null,
+    in_code: document.querySelectorAll(['pre', 'code', '.clipboard-copy-txt'].map(
+      s => `${s} .MathJax, ${s} .MathJax_Display, ${s} script[type^="math/tex"]`).join(', ')).length,
     raw_display: (text.match(/\$\$/g) || []).length,
     raw_tex: (text.match(/\\(frac|mathrm|text|tilde|Delta|operatorname|sum|mathbb|in|qquad)\b/g) || []).slice(0, 5),
     wide});
@@ -97,14 +102,18 @@ class Browser:
         self.proc.kill(); self.proc.wait()
 
 
-def check(site: Path, browser: Browser) -> list[str]:
-    "The failed checks, one line each (empty when all pass)."
-    problems = []
-    for page in PAGES:
-        html = site / page / 'index.html'
-        if not html.is_file(): problems.append(f'{page}: no {html}'); continue
-        s = browser.probe(html.resolve().as_uri())
+def check(site: Path, browser: Browser) -> tuple[list[str], int]:
+    "The failed checks, one line each (empty when all pass), and how many pages were checked."
+    problems = [f'{page}: no index.html' for page in PAGES if not (site / page / 'index.html').is_file()]
+    pages = sorted(str(p.parent.relative_to(site)) for d in ('library', 'experiments')
+                   for p in (site / d).glob('*/index.html'))
+    for page in pages:
+        s = browser.probe((site / page / 'index.html').resolve().as_uri())
         print(f'{page}: {json.dumps(s)}')
+        if s.get('in_code'): problems.append(f'{page}: {s["in_code"]} formulas typeset inside code')
+        for w in s.get('wide', []):
+            problems.append(f'{page}: a code block of {w["longest"]} columns scrolls sideways: {w}')
+        if page not in PAGES: continue
         if not s.get('done'): problems.append(f'{page}: MathJax did not finish (is extra/mathjax/ in the site?)')
         if not s.get('typeset'): problems.append(f'{page}: no typeset formula')
         if s.get('errors'): problems.append(f'{page}: {s["errors"]} MathJax errors')
@@ -112,9 +121,7 @@ def check(site: Path, browser: Browser) -> list[str]:
         if s.get('font') != 'STIX-Web': problems.append(f'{page}: MathJax used the font {s.get("font")}, not STIX-Web')
         if s.get('raw_display'): problems.append(f'{page}: {s["raw_display"]} raw $$ left in the visible text')
         if s.get('raw_tex'): problems.append(f'{page}: raw TeX left in the visible text: {s["raw_tex"]}')
-        for w in s.get('wide', []):
-            problems.append(f'{page}: a code block of {w["longest"]} columns scrolls sideways: {w}')
-    return problems
+    return problems, len(pages)
 
 
 def main(argv=None) -> int:
@@ -133,11 +140,12 @@ def main(argv=None) -> int:
         tmp = Path(tempfile.mkdtemp())
         site = build_docs(site=tmp / 'site', work=tmp / 'work')
     browser = Browser(exe)
-    try: problems = check(site, browser)
+    try: problems, n = check(site, browser)
     finally: browser.close()
     for p in problems: print(f'check_docs: FAIL {p}', file=sys.stderr)
     print(f'check_docs: {len(problems)} problems' if problems else
-          f'check_docs: the {len(PAGES)} pages with formulas are typeset and their code fits at {WIDTH} px')
+          f'check_docs: formulas typeset on the {len(PAGES)} pages with them; code not typeset and fitting at '
+          f'{WIDTH} px on all {n} notebook pages')
     return 1 if problems else 0
 
 

@@ -5,6 +5,8 @@ window.MathJax = {
   config: ["TeX-AMS-MML_HTMLorMML-full.js", "Safe.js"],
   // the package ships the STIX-Web web fonts only (no TeX fonts, no image fonts)
   "HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web", imageFont: null},
+  // mkdocs-jupyter keeps each code cell's text for its copy button in a hidden div.clipboard-copy-txt: not math
+  tex2jax: {ignoreClass: "tex2jax_ignore|clipboard-copy-txt"},
   menuSettings: {zoom: "None"},
   messageStyle: "none"
 };
