@@ -23,34 +23,57 @@ def _title(nb_path: Path) -> str:
                 if line.startswith('# '): return line[2:].strip()
     return Path(nb_path).stem
 
+# stderr lines that are only progress: tqdm's redraws (`desc:  50%|█████     | 14/28 [00:21<00:20,  1.49s/it]`,
+# `desc: 0it [00:00, ?it/s]`, the `\r` blanks between them) and its warning when ipywidgets is missing
+_PROGRESS = (r'\s*', r'.*TqdmWarning: IProgress not found.*', r'\s*from \.autonotebook import tqdm as notebook_tqdm\s*',
+             r'.*(\d+%\|.*\| *\d+/\d+|\d+it) \[[\d:]+(<[\d:?]+)?, .*\]\s*')
+
+def _is_progress(out: dict) -> bool:
+    "Whether a cell output is a stderr stream holding only progress bars and tqdm's IProgress warning."
+    import re
+    if out.get('output_type') != 'stream' or out.get('name') != 'stderr': return False
+    return all(any(re.fullmatch(p, l) for p in _PROGRESS) for l in re.split(r'[\r\n]', ''.join(out.get('text', ''))))
+
+def _copy_nb(src: Path, dst: Path):
+    "Copy a notebook for the site without its progress-bar outputs on stderr (the other outputs as they are)."
+    nb = json.loads(Path(src).read_text(encoding='utf-8'))
+    for c in nb.get('cells', []):
+        if 'outputs' in c: c['outputs'] = [o for o in c['outputs'] if not _is_progress(o)]
+    atomic_write_text(dst, json.dumps(nb, ensure_ascii=False, indent=1) + '\n')
+
 def docs_sources(root: Path, dest: Path) -> list:
     "Assemble the site's pages under `dest`; returns mkdocs' nav."
     shutil.rmtree(dest, ignore_errors=True); dest.mkdir(parents=True)
     nav = []
     if (root / 'nbs' / 'index.ipynb').exists():
-        shutil.copy(root / 'nbs' / 'index.ipynb', dest / 'index.ipynb'); nav.append({'rag_lib': 'index.ipynb'})
+        _copy_nb(root / 'nbs' / 'index.ipynb', dest / 'index.ipynb'); nav.append({'rag_lib': 'index.ipynb'})
     lib = []
     for p in sorted((root / 'nbs').glob('[0-9][0-9]*.ipynb')):
-        (dest / 'library').mkdir(exist_ok=True); shutil.copy(p, dest / 'library' / p.name)
+        (dest / 'library').mkdir(exist_ok=True); _copy_nb(p, dest / 'library' / p.name)
         lib.append({f'{p.stem.split("_")[0]} {_title(p)}': f'library/{p.name}'})
     nav.append({'Library': lib})
     guides = []
-    for p in sorted((root / 'docs').glob('*.md')) if (root / 'docs').is_dir() else []:   # hand-written guides, e.g. docs/scale.md
+    # hand-written guides, e.g. docs/scale.md
+    for p in sorted((root / 'docs').glob('*.md')) if (root / 'docs').is_dir() else []:
         (dest / 'guides').mkdir(exist_ok=True); shutil.copy(p, dest / 'guides' / p.name)
         head = next((l[2:].strip() for l in p.read_text(encoding='utf-8').splitlines() if l.startswith('# ')), p.stem)
         guides.append({head: f'guides/{p.name}'})
     if guides: nav.append({'Guides': guides})
+    if (root / 'docs' / 'extra').is_dir(): shutil.copytree(root / 'docs' / 'extra', dest / 'extra')  # CSS, MathJax
+    mathjax = importlib.util.find_spec('jupyter_server_mathjax')   # MathJax 2 from PyPI, served with the site (offline)
+    if mathjax: shutil.copytree(Path(mathjax.origin).parent / 'static', dest / 'extra' / 'mathjax')
     art, exps = artifacts_root(), []
     promoted = {p.name: p for p in sorted((art / 'notebooks').glob('*.ipynb'))} if (art / 'notebooks').is_dir() else {}
     for p in experiment_notebooks(root):
         (dest / 'experiments').mkdir(exist_ok=True)
-        shutil.copy(promoted.get(p.name, p), dest / 'experiments' / p.name)
+        _copy_nb(promoted.get(p.name, p), dest / 'experiments' / p.name)
         exps.append({_title(p) + ('' if p.name in promoted else ' (not run yet)'): f'experiments/{p.name}'})
     nav.append({'Experiments': exps})
     res = ['# Results of the last promoted run', '']
     if (art / 'manifest.json').exists():
         m = json.loads((art / 'manifest.json').read_text())
-        res += [f"Run `{m.get('run_id')}` at commit `{(m.get('git') or {}).get('commit')}`; `artifacts/manifest.json` has the rest.", '']
+        commit = (m.get('git') or {}).get('commit')
+        res += [f"Run `{m.get('run_id')}` at commit `{commit}`; `artifacts/manifest.json` has the rest.", '']
     for t in sorted((art / 'tables').glob('*.md')) if (art / 'tables').is_dir() else []:
         res += [f'## {t.stem}', '', t.read_text(encoding='utf-8'), '']
     if (art / 'figures').is_dir():
@@ -60,7 +83,8 @@ def docs_sources(root: Path, dest: Path) -> list:
     if len(res) == 2: res.append('No run was promoted yet: `make reproduce` writes the tables and figures.')
     atomic_write_text(dest / 'results.md', '\n'.join(res) + '\n'); nav.append({'Results': 'results.md'})
     claims = art / 'CLAIMS.md'
-    atomic_write_text(dest / 'claims.md', claims.read_text(encoding='utf-8') if claims.exists() else '# Claims\n\nNo run was promoted yet.\n')
+    text = claims.read_text(encoding='utf-8') if claims.exists() else '# Claims\n\nNo run was promoted yet.\n'
+    atomic_write_text(dest / 'claims.md', text)
     nav.append({'Claims': 'claims.md'})
     return nav
 
@@ -70,8 +94,9 @@ def build_docs(root: Path | None = None,  # the checkout (default: the one aroun
     "Build the documentation site offline with mkdocs; returns the site folder."
     import yaml
     root = root or project_root()
-    if importlib.util.find_spec('mkdocs') is None or importlib.util.find_spec('mkdocs_jupyter') is None:
-        raise FileNotFoundError("the docs need mkdocs-material and mkdocs-jupyter: `pip install -c constraints.txt -e '.[dev]'` (`make docs` does it)")
+    if any(importlib.util.find_spec(m) is None for m in ('mkdocs', 'mkdocs_jupyter', 'jupyter_server_mathjax')):
+        raise FileNotFoundError("the docs need mkdocs-material, mkdocs-jupyter and jupyter-server-mathjax: "
+                                "`pip install -c constraints.txt -e '.[dev]'` (`make docs` does it)")
     site, work = Path(site or root / '_site').resolve(), Path(work or root / '_proc').resolve()
     nav = docs_sources(root, work / 'docs')
     cfg = {'INHERIT': str(root / 'mkdocs.yml'), 'docs_dir': 'docs', 'site_dir': str(site), 'nav': nav}
