@@ -23,7 +23,8 @@ def chain_grpo_config(prof) -> GRPOConfig:
         raise FileNotFoundError(f'profile field train_init: no LoRA adapter (adapter_config.json) in {init}; '
                                 'fix: python scripts/grasp_reference.py, or --set train_init=none (start from Base)')
     return GRPOConfig(steps=max(prof.train_steps, 1), prompts_per_step=prof.train_prompts,
-                      group_size=prof.train_group_size,                       max_turns=prof.grasp_max_turns, init_adapter=None if init is None else str(init))
+                      group_size=prof.train_group_size, max_turns=prof.grasp_max_turns,
+                      init_adapter=None if init is None else str(init))
 
 def chain_training(prof, progress: bool = True) -> tuple[Path, list[dict]]:
     "Run (or resume, or read) the in-chain GRPO of `prof` under `.cache/grpo/<key>/`: (run folder, log records)."

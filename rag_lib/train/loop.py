@@ -130,8 +130,8 @@ def score(trajs: Sequence[Trajectory], questions: Sequence[Question], corpus, re
           eps: float = 1e-6,           norm_by_std: bool = True) -> tuple[list[dict], torch.Tensor]:
     "Each trajectory's reward terms (and EM), and the group advantages (groups: same question)."
     by_id = {q.id: q for q in questions}
-    rewards = [{**trajectory_reward(t, by_id[t.qid], corpus, reward_cfg), 'em': exact_match(t.answer, by_id[t.qid].answers)}
-               for t in trajs]
+    rewards = [{**trajectory_reward(t, by_id[t.qid], corpus, reward_cfg),
+                'em': exact_match(t.answer, by_id[t.qid].answers)} for t in trajs]
     adv = group_advantages(torch.tensor([r['total'] for r in rewards], dtype=torch.float64), [t.qid for t in trajs],
                            eps, norm_by_std)
     return rewards, adv.float()
@@ -235,7 +235,8 @@ def train_grpo(cfg: GRPOConfig, out: str | Path,
     set_threads(cfg.threads)
     questions, retrieval = data or world_data(cfg.train_worlds, cfg.world_questions)
     policy = policy or load_policy(cfg.model, lora_rank=cfg.lora_rank, lora_alpha=cfg.lora_alpha,
-                                   lora_targets=cfg.lora_targets,                                    lora_layers=cfg.lora_layers, adapter=cfg.init_adapter, seed=cfg.seed)
+                                   lora_targets=cfg.lora_targets, lora_layers=cfg.lora_layers,
+                                   adapter=cfg.init_adapter, seed=cfg.seed)
     ref = _reference(out, policy) if cfg.loss.kl_coef > 0 else None
     opt = make_optimizer(policy, cfg)
     start, ckpt = 0, latest_checkpoint(out)
@@ -247,8 +248,8 @@ def train_grpo(cfg: GRPOConfig, out: str | Path,
         if stop_after is not None and step >= stop_after: break
         qs = step_questions(questions, step, cfg.prompts_per_step, cfg.seed)
         t0 = time.perf_counter()
-        trajs = rollouts(agent, backend, qs, cfg.group_size, Sampling(cfg.temperature, cfg.top_p, step_seed(cfg.seed, step)),
-                         cfg.max_live)
+        sampling = Sampling(cfg.temperature, cfg.top_p, step_seed(cfg.seed, step))
+        trajs = rollouts(agent, backend, qs, cfg.group_size, sampling, cfg.max_live)
         t1 = time.perf_counter()
         rewards, adv = score(trajs, qs, retrieval.corpus, reward_cfg, cfg.loss.adv_eps, cfg.loss.norm_adv_by_std)
         upd = grpo_update(policy, opt, trajs, adv, cfg, ref, step)

@@ -53,7 +53,7 @@ def train_sft(cfg: SFTConfig, out: str | Path,
     set_threads(cfg.threads)
     questions, retrieval = data or world_data(cfg.train_worlds, cfg.world_questions)
     policy = policy or load_policy(cfg.model, lora_rank=cfg.lora_rank, lora_alpha=cfg.lora_alpha,
-                                   lora_targets=cfg.lora_targets,                                    lora_layers=cfg.lora_layers, seed=cfg.seed)
+                                   lora_targets=cfg.lora_targets, lora_layers=cfg.lora_layers, seed=cfg.seed)
     if not (out / 'teacher.json').exists():
         t0 = time.perf_counter()
         trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns)

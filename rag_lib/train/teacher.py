@@ -32,7 +32,7 @@ def template_ids(backend: TransformersBackend,  # the backend whose constrained 
             fits = [t for t in a if backend.token_text(t) and rest.startswith(backend.token_text(t))]
             if not fits: return None
             toks = [max(fits, key=lambda t: len(backend.token_text(t)))]
-        else:                                                       # free text: the tokenizer's ids, then the closing token
+        else:                                                       # free text: the tokenizer's ids, then the closer
             p = cur.parts[cur.i]
             j = rest.find(p.end)
             if j <= 0: return None
