@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     from rag_lib.core import atomic_write_text, file_sha256, read_jsonl, to_jsonable
     from rag_lib.pipeline import PACKAGES, markdown_table, package_versions
     from rag_lib.train import (GRPOConfig, SFTConfig, apply_overrides, config_to_dict, reference_dir, run_eval, train_grpo, train_sft,
-                               _cast_safetensors)
+                               cast_safetensors)
 
     runs = Path(a.runs); runs.mkdir(parents=True, exist_ok=True)
     record = Path(a.record) if a.record else reference_dir()
@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     for src, dst in ((runs / 'grpo' / 'adapter', record / 'adapter'), (runs / 'warm-start' / 'adapter', record / 'warm-start-adapter')):
         if src.exists():
             shutil.rmtree(dst, ignore_errors=True); shutil.copytree(src, dst)
-            _cast_safetensors(dst / 'adapter_model.safetensors', __import__('torch').float16)
+            cast_safetensors(dst / 'adapter_model.safetensors', __import__('torch').float16)
     for stage in ('warm-start', 'grpo', 'grpo-alone'):
         for f in ('config.json', 'log.jsonl', 'teacher.json'):
             if (runs / stage / f).exists(): shutil.copyfile(runs / stage / f, record / f'{stage}.{f}')
