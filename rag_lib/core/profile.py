@@ -170,6 +170,11 @@ def _field_type(tp) -> type:
     base = _base_type(tp)
     return typing.get_origin(base) or base
 
+def _json_or_text(s: str):
+    "`s` read as JSON (a number), else `s` itself."
+    try: return json.loads(s)
+    except json.JSONDecodeError: return s
+
 def parse_value(name: str,  # the field, e.g. 'n_questions'
                 raw: str,  # its value as written after `--set name=`
                 cls=None):  # the dataclass the field belongs to (default `Profile`; e.g. a training config)
@@ -186,7 +191,11 @@ def parse_value(name: str,  # the field, e.g. 'n_questions'
             try: v = json.loads(s)
             except json.JSONDecodeError: raise ValueError(f"{what} {name}: {raw!r} is not a JSON list") from None
             return base(v) if isinstance(v, list) else v
-        return base(x.strip() for x in s.split(',') if x.strip())
+        items = [x.strip() for x in s.split(',') if x.strip()]
+        inner = tp if typing.get_origin(tp) in (tuple, list) else _base_type(tp)
+        if set(typing.get_args(inner)) - {Ellipsis} <= {int, float}:   # numbers (or untyped items): `0.9,0.99`
+            items = [_json_or_text(x) for x in items]
+        return base(items)
     if base is str: return s
     if base is Path: return Path(s)
     if base is bool and s.lower() in ('true', 'false'): return s.lower() == 'true'

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['LORA_TARGETS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields', 'help_fields', 'config_to_dict',
-           'config_from_dict', 'parse_override', 'apply_overrides', 'Policy', 'cast_safetensors', 'load_policy',
+           'config_from_dict', 'override_value', 'apply_overrides', 'Policy', 'cast_safetensors', 'load_policy',
            'MicroBatch', 'training_sequence', 'micro_batches', 'logit_rows', 'swapped', 'sequence_logprobs', 'ADDITIVE',
            'PER_TOKEN', 'lr_at', 'make_optimizer', 'optimizer_step', 'grpo_update', 'world_data', 'step_questions',
            'step_seed', 'grasp_agent', 'rollouts', 'score', 'save_checkpoint', 'load_checkpoint', 'latest_checkpoint',
@@ -16,7 +16,7 @@ __all__ = ['LORA_TARGETS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fie
 # %% ../../nbs/13a_train.ipynb #921aef86
 from .config import (
     LORA_TARGETS, StageConfig, GRPOConfig, SFTConfig, config_fields, help_fields,
-    config_to_dict, config_from_dict, parse_override, apply_overrides)
+    config_to_dict, config_from_dict, override_value, apply_overrides)
 from .policy import (
     Policy, cast_safetensors, load_policy)
 from rag_lib.train.batches import (
@@ -40,7 +40,7 @@ from rag_lib.train.cli import (
     STAGES, main)
 
 _all_ = ['LORA_TARGETS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields', 'help_fields', 'config_to_dict',
-         'config_from_dict', 'parse_override', 'apply_overrides', 'Policy', 'cast_safetensors', 'load_policy',
+         'config_from_dict', 'override_value', 'apply_overrides', 'Policy', 'cast_safetensors', 'load_policy',
          'MicroBatch', 'training_sequence', 'micro_batches', 'logit_rows', 'swapped', 'sequence_logprobs',
          'ADDITIVE', 'PER_TOKEN', 'lr_at', 'make_optimizer', 'optimizer_step', 'grpo_update', 'world_data',
          'step_questions', 'step_seed', 'grasp_agent', 'rollouts', 'score', 'save_checkpoint', 'load_checkpoint',

@@ -29,7 +29,7 @@ def chain_grpo_config(prof) -> GRPOConfig:
 def chain_training(prof, progress: bool = True) -> tuple[Path, list[dict]]:
     "Run (or resume, or read) the in-chain GRPO of `prof` under `.cache/grpo/<key>/`: (run folder, log records)."
     from rag_lib.core import cache_dir, dir_fingerprint
-    from rag_lib.pipeline import source_digest   # coordinator: core.source_digest
+    from rag_lib.core import source_digest
     if prof.train_steps < 1: raise ValueError('profile field train_steps is 0: the chain trains nothing')
     cfg = chain_grpo_config(prof)
     init = None if cfg.init_adapter is None else dir_fingerprint(cfg.init_adapter)

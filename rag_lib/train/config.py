@@ -8,12 +8,12 @@ import dataclasses, json
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..core import to_jsonable
+from ..core import parse_value, to_jsonable
 from ..grpo import GRPOLossConfig
 
 # %% auto #0
 __all__ = ['LORA_TARGETS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields', 'help_fields', 'config_to_dict',
-           'config_from_dict', 'parse_override', 'apply_overrides']
+           'config_from_dict', 'override_value', 'apply_overrides']
 
 # %% ../../nbs/13b_train_config.ipynb #149b6279
 LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
@@ -188,14 +188,12 @@ def config_from_dict(cls, d: dict, where: str = 'config'):
     return cls(**kw)
 
 # %% ../../nbs/13b_train_config.ipynb #7a7f4f26
-def parse_override(raw):
-    "The value of a `--set` string: JSON, else None for `none`, else the string itself (non-strings pass)."
-    if not isinstance(raw, str): return raw
-    try: return json.loads(raw)
-    except json.JSONDecodeError: return None if raw.lower() == 'none' else raw
+def override_value(cls, name: str, raw):
+    "The value of `--set name=raw` for field `name` of dataclass `cls` (`core.parse_value`); non-strings pass."
+    return parse_value(name, raw, cls) if isinstance(raw, str) else raw
 
 def apply_overrides(cfg, sets: dict[str, str]):
-    "`cfg` with `key=value` overrides (values by `parse_override`; `loss.kl_coef=0` reaches into the loss config)."
+    "`cfg` with `key=value` overrides (values by `override_value`; `loss.kl_coef=0` reaches into the loss config)."
     d = config_to_dict(cfg)
     for k, raw in sets.items():
         head, _, sub = k.partition('.')
@@ -204,6 +202,7 @@ def apply_overrides(cfg, sets: dict[str, str]):
                 raise ValueError(f'--set {k}: {type(cfg).__name__}.{head} has no fields')
             if sub not in d[head]:
                 raise ValueError(f'--set {k}: unknown field {sub!r} of {head}; known: {", ".join(d[head])}')
-            d[head][sub] = parse_override(raw)
-        else: d[k] = parse_override(raw)
+            d[head][sub] = override_value(type(getattr(cfg, head)), sub, raw)
+        else: d[k] = override_value(type(cfg), k, raw)
     return config_from_dict(type(cfg), d, where='--set')
+
