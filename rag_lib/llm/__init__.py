@@ -20,5 +20,3 @@ from .load import backend_from_profile, load_backend
 _all_ = ['Request', 'Completion', 'Backend', 'Lit', 'Choice', 'Free', 'Template', 'Cursor', 'SMOLLM2_GGUF',
          'resolve_llm', 'convert_gguf', 'local_model_dir', 'prefix_groups', 'gqa_decode_attention',
          'TransformersBackend', 'ScriptedBackend', 'VLLMBackend', 'load_backend', 'backend_from_profile']
-# the template cursor's old private name, which `train.template_ids` imports until it imports `Cursor`
-_Cursor = Cursor

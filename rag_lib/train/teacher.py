@@ -23,8 +23,8 @@ __all__ = ['RELATION_WORDS', 'template_ids', 'TeacherBackend', 'Goal', 'teacher_
 def template_ids(backend: TransformersBackend,  # the backend whose constrained decoder is imitated
                  template: Template, text: str) -> list[int] | None:
     "The token ids by which `backend`'s constrained decoder writes `text` under `template`; None if it cannot."
-    from rag_lib.llm import _Cursor   # coordinator: Cursor
-    cur, out, rest = _Cursor(backend, template), [], text
+    from rag_lib.llm.template import Cursor
+    cur, out, rest = Cursor(backend, template), [], text
     while not cur.done:
         a = cur.allowed()
         if isinstance(a, int): toks = [a]                                   # forced by a literal
