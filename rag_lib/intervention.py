@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .agents import (Agent, Omission, Runner, Trajectory, agent_fingerprint, branch, branch_key,
-                            load_trajectories)
+from .agents import (
+    Agent, Omission, Runner, Trajectory, agent_fingerprint, branch, branch_key, load_trajectories)
 from .core import append_jsonl, cache_dir, read_jsonl, stable_hash, to_jsonable
 from .corpus import Corpus
 from .data import Question

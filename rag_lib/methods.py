@@ -12,7 +12,8 @@ from .retrieval import Retrieval
 __all__ = ['GRASP_ABLATIONS', 'AGENTS', 'RULE_MAX_TURNS', 'build_agent', 'build_method']
 
 # %% ../nbs/07a_methods.ipynb #0aaf7665
-GRASP_ABLATIONS = {'': None, '-no-semantic': 'semantic_search', '-no-keyword': 'keyword_search', '-no-read': 'read_chunk'}
+GRASP_ABLATIONS = {'': None, '-no-semantic': 'semantic_search', '-no-keyword': 'keyword_search',
+                   '-no-read': 'read_chunk'}
 AGENTS = ('rule', 'single-keyword', 'single-semantic', 'single-hybrid', 'ircot', 'search-r1', 'react',
           *(f'{p}{s}' for p in ('base', 'grasp') for s in GRASP_ABLATIONS))
 # The rule policy's turn cap: the question's search, two hops, the answer (all a 3-hop question needs); more turns would
@@ -23,7 +24,8 @@ def build_agent(name: str, backend, retrieval: Retrieval, profile):
     "The agent called `name` (see `AGENTS`), configured from `core.Profile` `profile`."
     k, chars = profile.top_k, profile.max_doc_chars
     turns = {} if profile.max_turns is None else {'max_turns': profile.max_turns}
-    if name == 'rule': return RulePolicy(retrieval, k=k, max_turns=min(RULE_MAX_TURNS, profile.max_turns or RULE_MAX_TURNS))
+    if name == 'rule':
+        return RulePolicy(retrieval, k=k, max_turns=min(RULE_MAX_TURNS, profile.max_turns or RULE_MAX_TURNS))
     if name.startswith('single-'):
         return SingleStepRAG(backend, retrieval, name.split('-', 1)[1], k=k, max_doc_chars=chars)
     if name == 'ircot': return IRCoTAgent(backend, retrieval, IRCoTConfig(max_doc_chars=chars, **turns))
@@ -34,7 +36,8 @@ def build_agent(name: str, backend, retrieval: Retrieval, profile):
     ablate = {f'{p}{s}': tool for p in ('base', 'grasp') for s, tool in GRASP_ABLATIONS.items()}
     if name in ablate:
         tools = tuple(t for t in GRASP_TOOLS if t != ablate[name])
-        return GraspAgent(backend, retrieval, GraspConfig(k=k, tools=tools, max_turns=profile.grasp_max_turns), name=name)
+        cfg = GraspConfig(k=k, tools=tools, max_turns=profile.grasp_max_turns)
+        return GraspAgent(backend, retrieval, cfg, name=name)
     raise ValueError(f'unknown agent {name!r}; choose from {AGENTS}')
 
 def build_method(name: str, backend, retrievals: dict[str, Retrieval], profile) -> PerDataset:

@@ -11,16 +11,17 @@ __all__ = ['Action', 'Omission', 'Step', 'Trajectory', 'branch_key', 'load_traje
            'answer_spans', 'grasp_numbering', 'grasp_observation', 'grasp_read', 'grasp_system_prompt',
            'grasp_tool_schemas', 'hermes_call', 'parse_hermes', 'tool_argument', 'unknown_tool_message']
 
-# %% ../../nbs/06_agents.ipynb #35f42519
+# %% ../../nbs/06_agents.ipynb #19c47ab5
 from .records import Action, Omission, Step, Trajectory, branch_key, load_trajectories, save_trajectories
-from .runner import (FINGERPRINT_MODULES, Agent, PerDataset, Runner, Sampling, agent_fingerprint,
-                                   agent_key, batch_search, branch, cache_log, doc_text, finish_step, module_source,
-                                   new_trajectory, package_modules, retrieval_spec, run_cached)
+from .runner import (
+    FINGERPRINT_MODULES, Agent, PerDataset, Runner, Sampling, agent_fingerprint, agent_key, batch_search, branch,
+    cache_log, doc_text, finish_step, module_source, new_trajectory, package_modules, retrieval_spec, run_cached)
 from .chat import ChatAgent, ChatFormat
 from .react import REACT_SYSTEM, ReActAgent, ReActConfig
-from .grasp import (GRASP_TOOLS, SEARCH_TOOLS, TOOL_FORMATS, GraspAgent, GraspConfig, ToolChatFormat,
-                                  answer_spans, grasp_numbering, grasp_observation, grasp_read, grasp_system_prompt,
-                                  grasp_tool_schemas, hermes_call, parse_hermes, tool_argument, unknown_tool_message)
+from .grasp import (
+    GRASP_TOOLS, SEARCH_TOOLS, TOOL_FORMATS, GraspAgent, GraspConfig, ToolChatFormat, answer_spans, grasp_numbering,
+    grasp_observation, grasp_read, grasp_system_prompt, grasp_tool_schemas, hermes_call, parse_hermes, tool_argument,
+    unknown_tool_message)
 
 _all_ = ['Action', 'Omission', 'Step', 'Trajectory', 'branch_key', 'load_trajectories', 'save_trajectories',
          'FINGERPRINT_MODULES', 'Agent', 'PerDataset', 'Runner', 'Sampling', 'agent_fingerprint', 'agent_key',

@@ -91,7 +91,8 @@ class Runner:
     def __init__(self, agent: Agent | Sequence[Agent],  # one agent, or several advanced together (distinct names)
                  backend: Backend | None = None,  # None when no agent needs a model
                  max_live: int = 16,  # trajectories advanced together
-                 # JSONL file finished trajectories go to and are read back from; or {agent name: file or {dataset: file}}
+                 # JSONL file finished trajectories go to and are read back from;
+                 # or {agent name: file or {dataset: file}}
                  log: str | Path | dict | None = None,
                  keep_cache: bool = False,  # keep finished trajectories' KV caches (to branch from them)
                  progress: bool = True,
@@ -119,7 +120,8 @@ class Runner:
         "Continue partial trajectories until each is done, in the given order; logged ones are read, not rerun."
         keys = [t.key for t in states]
         if len(set(keys)) < len(keys):
-            raise ValueError('trajectories to resume must have distinct keys (rollouts of one question: distinct samples)')
+            raise ValueError('trajectories to resume must have distinct keys '
+                             '(rollouts of one question: distinct samples)')
         paths = [x for p in self.logs.values() for x in (p.values() if isinstance(p, dict) else [p]) if x]
         done = {t.key: t for path in dict.fromkeys(paths) for t in load_trajectories(path)}
         queue, live = [t for t in states if t.key not in done and not t.done], []
@@ -249,7 +251,8 @@ def agent_fingerprint(agent: Agent, backend: Backend | None) -> str:
 def cache_log(agent: Agent, backend: Backend | None, sampling: Sampling | None = None) -> Path:
     "The content-addressed trajectory log of `agent` on `backend` (with `sampling`, if any)."
     from rag_lib.core import cache_dir
-    return cache_dir('trajectories') / f'{agent.name}-{stable_hash([agent_fingerprint(agent, backend), sampling])}.jsonl'
+    h = stable_hash([agent_fingerprint(agent, backend), sampling])
+    return cache_dir('trajectories') / f'{agent.name}-{h}.jsonl'
 
 def run_cached(agent: Agent | Sequence[Agent],  # one agent, or several advanced together in one lockstep run
                backend: Backend | None, questions: Sequence[Question], max_live: int = 16, progress: bool = True,
@@ -286,7 +289,8 @@ def batch_search(retriever, calls: list[tuple[Trajectory, Action]], k: int,
         try: res = retriever.search([q for _, q in todo], k=k)
         except Exception as e: res = [e] * len(todo)
         for (i, _), hits in zip(todo, res):
-            out[i] = ([], [], f'tool: {hits!r}') if isinstance(hits, Exception) else (hits, [h.doc_id for h in hits], None)
+            if isinstance(hits, Exception): out[i] = ([], [], f'tool: {hits!r}')
+            else: out[i] = (hits, [h.doc_id for h in hits], None)
     return out
 
 def doc_text(corpus: Corpus, pid: str, max_chars: int | None = None) -> str:

@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..agents import (Action, ChatAgent, ChatFormat, GraspAgent, GraspConfig, Step, Trajectory, batch_search,
-                            doc_text)
+from ..agents import (
+    Action, ChatAgent, ChatFormat, GraspAgent, GraspConfig, Step, Trajectory, batch_search, doc_text)
 from ..llm import Choice, Completion, Free, Lit, Request, Template
 from ..retrieval import METHODS, Hit, Retrieval
 
@@ -165,9 +165,11 @@ class IRCoTAgent(ChatAgent):
         """Turn 0: paragraphs and question; later: the new paragraphs (numbered across the trajectory), or what went
         wrong."""
         first = len(self.collected(t.steps)) + 1
-        docs = '\n'.join(f'[{first + i}] {doc_text(self.corpus, d, self.cfg.max_doc_chars)}' for i, d in enumerate(s.shown))
+        docs = '\n'.join(f'[{first + i}] {doc_text(self.corpus, d, self.cfg.max_doc_chars)}'
+                         for i, d in enumerate(s.shown))
         if not t.steps: return f'Paragraphs:\n{docs or "(none found)"}\n\nQuestion: {t.question}'
-        if s.action == 'invalid': return 'Write one sentence of reasoning ending with a period, or "So the answer is: ...".'
+        if s.action == 'invalid':
+            return 'Write one sentence of reasoning ending with a period, or "So the answer is: ...".'
         if s.error and s.error.startswith('tool'): return f'The search failed ({s.error}). Write your next sentence.'
         return f'New paragraphs:\n{docs}' if docs else 'No new paragraphs.'
 
@@ -198,7 +200,8 @@ SEARCH_R1_INVALID = ('\nMy previous action is invalid. To search, I put the quer
 
 # %% ../../nbs/07_baselines_llm.ipynb #9b49cbe7
 class SearchR1Agent(ChatAgent):
-    "Search-R1: <think> then <search> or <answer> in one assistant turn, dense paragraph results inline in <information>."
+    """Search-R1: <think> then <search> or <answer> in one assistant turn, dense paragraph results inline in
+    <information>."""
     kind = 'SearchR1Agent'
     def __init__(self, backend, retrieval: Retrieval, cfg: SearchR1Config = SearchR1Config(), name: str = 'search-r1'):
         self.backend, self.retrieval, self.cfg, self.name = backend, retrieval, cfg, name
@@ -222,7 +225,8 @@ class SearchR1Agent(ChatAgent):
         if v is None:
             return Action('invalid', '', f'parse: {c.text[:80]!r} is not <think>..</think> then <search> or <answer>')
         name, arg = v[1].strip('<>'), v[2].strip()
-        if not arg: return Action('search', '', 'empty query') if name == 'search' else Action('invalid', '', 'empty answer')
+        if not arg and name == 'search': return Action('search', '', 'empty query')
+        if not arg: return Action('invalid', '', 'empty answer')
         return Action(name, arg)
 
     def execute(self, calls: list[tuple[Trajectory, Action]]) -> list[tuple[list[Hit], list[str], str | None]]:
