@@ -9,26 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .agents import Agent, Runner, Trajectory, agent_fingerprint, branch, load_trajectories
+from .agents import (
+    Agent, Omission, Runner, Trajectory, agent_fingerprint, branch, branch_key, load_trajectories)
 from .core import append_jsonl, cache_dir, read_jsonl, stable_hash, to_jsonable
 from .corpus import Corpus
 from .data import Question
 from .metrics import SEARCH_ACTIONS, f1_score, ndcg_at_k
 
 # %% auto #0
-__all__ = ['Omission', 'omissions', 'omit', 'null_branch', 'next_query_ndcg', 'DocObservation', 'planted_bridges', 'effect',
-           'cte_logs', 'run_cte', 'null_check']
+__all__ = ['omissions', 'omit', 'null_branch', 'next_query_ndcg', 'DocObservation', 'planted_bridges', 'effect', 'cte_logs',
+           'run_cte', 'null_check', 'Omission']
 
 # %% ../nbs/09_intervention.ipynb #3135b771
-@dataclass(frozen=True)
-class Omission:
-    "Omit document `doc_id`, shown at position `rank` (0-based), from the observation of step `t`."
-    t: int
-    doc_id: str
-    rank: int
-
-    @property
-    def tag(self) -> str: return f'omit:{self.t}:{self.doc_id}'
+_all_ = ['Omission']   # defined in `agents.records`, re-exported
 
 def omissions(traj: Trajectory) -> list[Omission]:
     "Every (search step, shown document) of `traj`, in step and rank order: the interventions of CTE."
@@ -38,9 +31,9 @@ def omissions(traj: Trajectory) -> list[Omission]:
 def omit(traj: Trajectory, o: Omission, agent: Agent) -> Trajectory:
     "The running branch of `traj` whose step-`o.t` observation lacks document `o.doc_id`."
     shown = traj.steps[o.t].shown
-    if shown[o.rank] != o.doc_id: raise ValueError(f'{traj.key}: step {o.t} shows {shown[o.rank]!r} at rank {o.rank}, not {o.doc_id!r}')
-    return branch(traj, o.t, shown[:o.rank] + shown[o.rank + 1:], agent, o.tag,
-                  {'kind': 'omit', 't': o.t, 'doc_id': o.doc_id, 'rank': o.rank})
+    if shown[o.rank] != o.doc_id:
+        raise ValueError(f'{traj.key}: step {o.t} shows {shown[o.rank]!r} at rank {o.rank}, not {o.doc_id!r}')
+    return branch(traj, o.t, shown[:o.rank] + shown[o.rank + 1:], agent, o.tag, o)
 
 def null_branch(traj: Trajectory, t: int, agent: Agent) -> Trajectory:
     "The branch of `traj` at step `t` that omits nothing (a control: its replay must equal `traj`)."
@@ -124,7 +117,7 @@ def run_cte(agent: Agent,
     # rows of branches that finished but whose row was not written (killed in between)
     late = [t for k, t in done.items() if k not in have and t.parent in base_of]
     if late: record(late)
-    todo = [b for b in bases if any(f'{b.key}|{o.tag}' not in done for o in omissions(b))]
+    todo = [b for b in bases if any(branch_key(b.key, o.tag) not in done for o in omissions(b))]
     bar = tqdm(total=sum(len(omissions(b)) for b in bases), desc=f'CTE {agent.name}', disable=not progress, leave=False)
     bar.update(sum(len(omissions(b)) for b in bases if b not in todo))
     for i in range(0, len(todo), questions_per_batch):
@@ -137,7 +130,7 @@ def run_cte(agent: Agent,
         bar.update(sum(len(omissions(b)) for b in batch))
     bar.close()
     rows = {r['branch']: r for r in read_jsonl(row_log)}
-    keys = {f'{b.key}|{o.tag}' for b in bases for o in omissions(b)}
+    keys = {branch_key(b.key, o.tag) for b in bases for o in omissions(b)}
     out = [DocObservation(**r) for k, r in rows.items() if k in keys]
     return sorted(out, key=lambda r: (r.dataset, r.qid, r.agent, r.t, r.rank))
 

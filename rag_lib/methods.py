@@ -9,29 +9,38 @@ from .baselines import IRCoTAgent, IRCoTConfig, RulePolicy, SearchR1Agent, Searc
 from .retrieval import Retrieval
 
 # %% auto #0
-__all__ = ['GRASP_ABLATIONS', 'AGENTS', 'build_agent', 'build_method']
+__all__ = ['GRASP_ABLATIONS', 'AGENTS', 'RULE_MAX_TURNS', 'build_agent', 'build_method']
 
 # %% ../nbs/07a_methods.ipynb #0aaf7665
-GRASP_ABLATIONS = {'': None, '-no-semantic': 'semantic_search', '-no-keyword': 'keyword_search', '-no-read': 'read_chunk'}
+GRASP_ABLATIONS = {'': None, '-no-semantic': 'semantic_search', '-no-keyword': 'keyword_search',
+                   '-no-read': 'read_chunk'}
 AGENTS = ('rule', 'single-keyword', 'single-semantic', 'single-hybrid', 'ircot', 'search-r1', 'react',
           *(f'{p}{s}' for p in ('base', 'grasp') for s in GRASP_ABLATIONS))
+# The rule policy's turn cap: the question's search, two hops, the answer (all a 3-hop question needs); more turns would
+# only add name hops to walks that lost their way. `build_agent` gives it min(RULE_MAX_TURNS, profile.max_turns).
+RULE_MAX_TURNS = 4
 
 def build_agent(name: str, backend, retrieval: Retrieval, profile):
     "The agent called `name` (see `AGENTS`), configured from `core.Profile` `profile`."
     k, chars = profile.top_k, profile.max_doc_chars
     turns = {} if profile.max_turns is None else {'max_turns': profile.max_turns}
-    if name == 'rule': return RulePolicy(retrieval, k=k, max_turns=min(4, profile.max_turns or 4))
-    if name.startswith('single-'): return SingleStepRAG(backend, retrieval, name.split('-', 1)[1], k=k, max_doc_chars=chars)
+    if name == 'rule':
+        return RulePolicy(retrieval, k=k, max_turns=min(RULE_MAX_TURNS, profile.max_turns or RULE_MAX_TURNS))
+    if name.startswith('single-'):
+        return SingleStepRAG(backend, retrieval, name.split('-', 1)[1], k=k, max_doc_chars=chars)
     if name == 'ircot': return IRCoTAgent(backend, retrieval, IRCoTConfig(max_doc_chars=chars, **turns))
     if name == 'search-r1': return SearchR1Agent(backend, retrieval, SearchR1Config(k=k, max_doc_chars=chars, **turns))
-    if name == 'react': return ReActAgent(backend, retrieval, ReActConfig(shown=profile.react_shown, candidates=profile.candidates,
-                                                                          max_doc_chars=chars, **turns))
+    if name == 'react':
+        return ReActAgent(backend, retrieval, ReActConfig(shown=profile.react_shown, candidates=profile.candidates,
+                                                          max_doc_chars=chars, **turns))
     ablate = {f'{p}{s}': tool for p in ('base', 'grasp') for s, tool in GRASP_ABLATIONS.items()}
     if name in ablate:
         tools = tuple(t for t in GRASP_TOOLS if t != ablate[name])
-        return GraspAgent(backend, retrieval, GraspConfig(k=k, tools=tools, max_turns=profile.grasp_max_turns), name=name)
+        cfg = GraspConfig(k=k, tools=tools, max_turns=profile.grasp_max_turns)
+        return GraspAgent(backend, retrieval, cfg, name=name)
     raise ValueError(f'unknown agent {name!r}; choose from {AGENTS}')
 
 def build_method(name: str, backend, retrievals: dict[str, Retrieval], profile) -> PerDataset:
-    "Method `name` on every benchmark of `retrievals` (dataset name -> its retrieval), as one agent the runner advances in one lockstep run."
+    """Method `name` on every benchmark of `retrievals` (dataset name -> its retrieval), as one agent the runner
+    advances in one lockstep run."""
     return PerDataset({d: build_agent(name, backend, r, profile) for d, r in retrievals.items()})

@@ -86,14 +86,14 @@ RELATION_WORDS = {'creator': 'creator', 'publisher': 'publisher', 'founder': 'fo
 
 def teacher_plan(q: Question, rule_traj: Trajectory, rule) -> tuple[list[Goal], str, str] | None:
     "The GRASP plan (goals, answer, last thought) of the rule policy's `rule_traj` for `q`; None: wrong or no walk."
-    from rag_lib.baselines import YES_NO_START, _OPTIONS, bare_title, relation_chain, stems   # coordinator: public name
+    from rag_lib.baselines import OPTIONS_PATTERN, YES_NO_START, bare_title, relation_chain, stems
     from rag_lib.data import mentions, normalize_text
     if not rule_traj.answer or not exact_match(rule_traj.answer, q.answers) or not rule_traj.steps: return None
     text, title = q.question, rule.corpus.title
     query = text.rstrip(' ?')
     shown = list(dict.fromkeys(d for s in rule_traj.steps for d in s.shown))
     # a comparison: the two named paragraphs
-    if text.split(' ', 1)[0].lower() in YES_NO_START or _OPTIONS.search(text):
+    if text.split(' ', 1)[0].lower() in YES_NO_START or OPTIONS_PATTERN.search(text):
         pos = {d: normalize_text(text).find(normalize_text(bare_title(title(d))))
                for d in shown if mentions(text, bare_title(title(d)))}
         named = list(dict.fromkeys(title(d) for d in sorted(pos, key=pos.get)))
