@@ -77,12 +77,12 @@ def planted_bridges(q: Question) -> list[str]:
 def effect(base: Trajectory, cf: Trajectory, q: Question, corpus: Corpus) -> DocObservation:
     "The row of branch `cf` (an omission of `base`): the three deltas and what they were computed from."
     iv = cf.intervention
-    t, d = iv['t'], iv['doc_id']
+    t, d = iv.t, iv.doc_id
     base_f1, cf_f1 = f1_score(base.answer, q.answers), f1_score(cf.answer, q.answers)
     nb = next_query_ndcg(base, t, q.gold_titles, corpus)
     nc = next_query_ndcg(cf, t, q.gold_titles, corpus)
     title = corpus.title(d)
-    return DocObservation(q.id, q.dataset, base.agent, t, d, iv['rank'], title,
+    return DocObservation(q.id, q.dataset, base.agent, t, d, iv.rank, title,
                           d_answer=base_f1 - cf_f1, d_next_query=0.0 if nb is None else nb - (nc or 0.0),
                           d_effort=len(cf.steps) - len(base.steps), base_f1=base_f1, cf_f1=cf_f1,
                           base_turns=len(base.steps), cf_turns=len(cf.steps), cf_answer=cf.answer, branch=cf.key,

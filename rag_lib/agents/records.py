@@ -97,11 +97,6 @@ class Omission:
     @property
     def tag(self) -> str: return f'omit:{self.t}:{self.doc_id}'
 
-    def __getitem__(self, name: str):
-        "A field by name, as a reader of the dict that branches recorded before this type expects (`o['t']`)."
-        if name not in ('kind', 't', 'doc_id', 'rank'): raise KeyError(name)
-        return getattr(self, name)
-
     @classmethod
     def from_json(cls, d: dict) -> 'Omission':
         "The omission of a JSON record `{'kind': 'omit', 't', 'doc_id', 'rank'}`."
