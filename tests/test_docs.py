@@ -25,3 +25,6 @@ def test_site_has_a_page_per_notebook(tmp_path, monkeypatch):
             if (promoted / nb.name).exists(): assert '(not run yet)' not in (site / 'experiments' / nb.stem / 'index.html').read_text()
     for fig in sorted((pipeline.artifacts_root() / 'figures').glob('*.png')):
         assert (site / 'figures' / fig.name).is_file()
+    assert (site / 'extra' / 'mathjax' / 'MathJax.js').is_file()   # math is typeset offline, from the site itself
+    page = (site / 'library' / '10_utility' / 'index.html').read_text()
+    assert 'extra/mathjax/MathJax.js' in page   # and the pages load it (scripts/check_docs.py checks the typesetting)
