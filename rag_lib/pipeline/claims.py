@@ -12,8 +12,8 @@ from ..core import PROFILES, Profile, append_jsonl, read_jsonl
 from .artifacts import current_notebook, run_output_dir
 
 # %% auto #0
-__all__ = ['CLAIMS', 'CLAIMS_BY_ID', 'PAPERS', 'Claim', 'format_value', 'check_threshold', 'record_claim', 'recorded_claims',
-           'render_claims']
+__all__ = ['CLAIMS', 'CLAIMS_BY_ID', 'PAPERS', 'Claim', 'format_value', 'passes', 'check_threshold', 'threshold_text',
+           'record_claim', 'recorded_claims', 'render_claims']
 
 # %% ../../nbs/15a_pipeline_claims.ipynb #d2e3f4a5
 @dataclass(frozen=True)
@@ -43,12 +43,25 @@ def format_value(claim: Claim, v) -> str:
     "`v` printed the way the claim's paper prints it."
     return _FORMATS[claim.fmt](v)
 
+def passes(claim: Claim, v) -> bool:
+    "Whether value `v` meets the claim's pre-registered threshold (the claim must have one)."
+    if claim.threshold is None: raise ValueError(f'claim {claim.id} has no pre-registered threshold')
+    op, t = claim.threshold
+    return bool(_OPS[op][0](v, t))
+
 def check_threshold(claim: Claim, v) -> str:
     "'pass (≥ 20.0%)' / 'fail (≥ 20.0%)' for a pre-registered threshold, else a sentence saying there is none."
     if claim.threshold is None: return 'no pre-registered threshold'
     op, t = claim.threshold
-    fn, sym = _OPS[op]
-    return f"{'pass' if fn(v, t) else 'fail'} (pre-registered {sym} {format_value(claim, t)})"
+    return f"{'pass' if passes(claim, v) else 'fail'} (pre-registered {_OPS[op][1]} {format_value(claim, t)})"
+
+def threshold_text(claim: Claim) -> str:
+    """The pre-registered check as an inequality on the raw value, e.g. '>= 0.20' (a share: two decimals) or '>= 2.5';
+    '' when there is none."""
+    if claim.threshold is None: return ''
+    op, t = claim.threshold
+    return f'{op} {t:.2f}' if claim.fmt == 'pct' else f'{op} {t:g}'
+
 
 # %% ../../nbs/15a_pipeline_claims.ipynb #a5b6c7d8
 _BRIDGE, _GRASP_EVAL, _GRASP_TRAIN = '04_bridge*', '05_grasp*', '05_grasp*'

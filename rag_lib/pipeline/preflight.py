@@ -10,20 +10,7 @@ from pathlib import Path
 from ..core import Profile, data_dir, profile_path
 
 # %% auto #0
-__all__ = ['SPACY_MODELS', 'backend_for', 'find_llm', 'find_encoder', 'real_datasets', 'check_profile']
-
-# %% ../../nbs/15c_pipeline_preflight.ipynb #c3d4e5f6
-def backend_for(prof: Profile,  # the resolved profile
-                # more arguments of the backend, e.g. `adapter=` (a trained LoRA folder); the scripted one takes none
-                **kwargs):
-    "The LLM backend profile `prof` asks for (`llm_backend`, `llm`, `threads`, vLLM's parallelism and memory share)."
-    from rag_lib.llm import ScriptedBackend, backend_from_profile
-    if prof.llm_backend == 'scripted': return ScriptedBackend(_empty_completion, name='scripted')
-    return backend_from_profile(prof, **kwargs)
-
-def _empty_completion(request, context: str) -> str:
-    "The scripted profile's model: every completion is empty."
-    return ''
+__all__ = ['SPACY_MODELS', 'find_llm', 'find_encoder', 'real_datasets', 'check_profile']
 
 # %% ../../nbs/15c_pipeline_preflight.ipynb #f6a7b8c9
 def find_llm(name: str) -> Path:
