@@ -5,20 +5,20 @@
 # %% auto #0
 __all__ = ['LORA_TARGETS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields', 'help_fields', 'config_to_dict',
            'config_from_dict', 'override_value', 'apply_overrides', 'Policy', 'cast_safetensors', 'load_policy',
-           'MicroBatch', 'training_sequence', 'micro_batches', 'logit_rows', 'swapped', 'sequence_logprobs', 'ADDITIVE',
-           'PER_TOKEN', 'lr_at', 'make_optimizer', 'optimizer_step', 'grpo_update', 'world_data', 'step_questions',
-           'step_seed', 'grasp_agent', 'rollouts', 'score', 'save_checkpoint', 'load_checkpoint', 'latest_checkpoint',
-           'cut_log', 'start_run', 'train_grpo', 'template_ids', 'TeacherBackend', 'Goal', 'RELATION_WORDS',
-           'teacher_plan', 'GraspTeacher', 'teacher_trajectories', 'sft_update', 'train_sft', 'reference_dir',
-           'METRICS', 'heldout_world', 'evaluate', 'summarize', 'run_eval', 'tool_transitions', 'starts_with',
-           'chain_grpo_config', 'chain_training', 'STAGES', 'main']
+           'policy_for', 'MicroBatch', 'training_sequence', 'micro_batches', 'logit_rows', 'swapped',
+           'sequence_logprobs', 'ADDITIVE', 'PER_TOKEN', 'lr_at', 'make_optimizer', 'optimizer_step', 'grpo_update',
+           'world_data', 'step_questions', 'step_seed', 'grasp_agent', 'rollouts', 'score', 'save_checkpoint',
+           'load_checkpoint', 'latest_checkpoint', 'cut_log', 'start_run', 'train_grpo', 'template_ids',
+           'TeacherBackend', 'Goal', 'RELATION_WORDS', 'teacher_plan', 'GraspTeacher', 'teacher_trajectories',
+           'sft_update', 'train_sft', 'reference_dir', 'METRICS', 'heldout_world', 'evaluate', 'summarize', 'run_eval',
+           'tool_transitions', 'starts_with', 'chain_grpo_config', 'chain_training', 'STAGES', 'main']
 
 # %% ../../nbs/13a_train.ipynb #921aef86
 from .config import (
     LORA_TARGETS, StageConfig, GRPOConfig, SFTConfig, config_fields, help_fields,
     config_to_dict, config_from_dict, override_value, apply_overrides)
 from .policy import (
-    Policy, cast_safetensors, load_policy)
+    Policy, cast_safetensors, load_policy, policy_for)
 from rag_lib.train.batches import (
     MicroBatch, training_sequence, micro_batches, logit_rows, swapped,
     sequence_logprobs)
@@ -40,7 +40,7 @@ from rag_lib.train.cli import (
     STAGES, main)
 
 _all_ = ['LORA_TARGETS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields', 'help_fields', 'config_to_dict',
-         'config_from_dict', 'override_value', 'apply_overrides', 'Policy', 'cast_safetensors', 'load_policy',
+         'config_from_dict', 'override_value', 'apply_overrides', 'Policy', 'cast_safetensors', 'load_policy', 'policy_for',
          'MicroBatch', 'training_sequence', 'micro_batches', 'logit_rows', 'swapped', 'sequence_logprobs',
          'ADDITIVE', 'PER_TOKEN', 'lr_at', 'make_optimizer', 'optimizer_step', 'grpo_update', 'world_data',
          'step_questions', 'step_seed', 'grasp_agent', 'rollouts', 'score', 'save_checkpoint', 'load_checkpoint',

@@ -18,7 +18,7 @@ from ..agents import GraspAgent, GraspConfig, Runner, Sampling, Trajectory
 from ..reward import RewardConfig, trajectory_reward
 from ..grpo import group_advantages, grpo_loss, token_logprobs
 from .config import GRPOConfig, config_to_dict
-from .policy import Policy, load_policy
+from .policy import Policy, policy_for
 from .batches import logit_rows, micro_batches, sequence_logprobs, swapped, training_sequence
 
 # %% auto #0
@@ -225,7 +225,7 @@ def _reference(out: Path, policy: Policy) -> dict[str, torch.Tensor]:
 def _mean(rows, k): return float(np.mean([r[k] for r in rows])) if rows else 0.0
 
 def train_grpo(cfg: GRPOConfig, out: str | Path,
-               policy: Policy | None = None,  # default: `load_policy` from the config
+               policy: Policy | None = None,  # default: `policy_for(cfg)`
                # (questions, retrieval); default: `world_data(cfg.train_worlds, cfg.world_questions)`
                data: tuple | None = None,
                stop_after: int | None = None,  # stop once this many steps are done (as if killed after that checkpoint)
@@ -234,9 +234,7 @@ def train_grpo(cfg: GRPOConfig, out: str | Path,
     out = Path(out); start_run(out, cfg, 'grpo')
     set_threads(cfg.threads)
     questions, retrieval = data or world_data(cfg.train_worlds, cfg.world_questions)
-    policy = policy or load_policy(cfg.model, lora_rank=cfg.lora_rank, lora_alpha=cfg.lora_alpha,
-                                   lora_targets=cfg.lora_targets, lora_layers=cfg.lora_layers,
-                                   adapter=cfg.init_adapter, seed=cfg.seed)
+    policy = policy or policy_for(cfg)
     ref = _reference(out, policy) if cfg.loss.kl_coef > 0 else None
     opt = make_optimizer(policy, cfg)
     start, ckpt = 0, latest_checkpoint(out)

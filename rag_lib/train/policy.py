@@ -14,7 +14,7 @@ from ..llm import TransformersBackend, resolve_llm
 from .config import LORA_TARGETS
 
 # %% auto #0
-__all__ = ['Policy', 'cast_safetensors', 'load_policy']
+__all__ = ['Policy', 'cast_safetensors', 'load_policy', 'policy_for']
 
 # %% ../../nbs/13c_train_policy.ipynb #c7c8aa93
 @dataclass
@@ -91,3 +91,10 @@ def load_policy(model: str | torch.nn.Module = 'smollm2',
                                                   target_modules=list(lora_targets), layers_to_transform=layers))
     module.eval()
     return Policy(module, module.get_base_model(), tokenizer)
+
+# %% ../../nbs/13c_train_policy.ipynb #4537b2b8
+def policy_for(cfg, model: torch.nn.Module | None = None, tokenizer=None) -> Policy:
+    "The policy a training config (`GRPOConfig`/`SFTConfig`) asks for; `model`/`tokenizer` override `cfg.model`."
+    return load_policy(cfg.model if model is None else model, tokenizer, lora_rank=cfg.lora_rank,
+                       lora_alpha=cfg.lora_alpha, lora_targets=cfg.lora_targets, lora_layers=cfg.lora_layers,
+                       adapter=getattr(cfg, 'init_adapter', None), seed=cfg.seed)

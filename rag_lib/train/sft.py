@@ -13,7 +13,7 @@ import torch
 from ..core import append_jsonl, atomic_write_text, set_threads, stable_hash
 from ..grpo import agg_loss, scored_positions, token_logprobs
 from .config import SFTConfig, config_to_dict
-from .policy import Policy, load_policy
+from .policy import Policy, policy_for
 from .batches import logit_rows, micro_batches, training_sequence
 from rag_lib.train.loop import (
     cut_log, latest_checkpoint, load_checkpoint, lr_at, make_optimizer, optimizer_step, save_checkpoint, start_run,
@@ -41,7 +41,7 @@ def sft_update(policy: Policy, opt: torch.optim.Optimizer, seqs: Sequence[tuple[
             'trained_tokens': N, 'sequence_tokens': sum(len(s[0]) for s in seqs)}
 
 def train_sft(cfg: SFTConfig, out: str | Path,
-              policy: Policy | None = None,  # default: `load_policy` from the config
+              policy: Policy | None = None,  # default: `policy_for(cfg)`
               # (questions, retrieval); default: `world_data(cfg.train_worlds, cfg.world_questions)`
               data: tuple | None = None,
               # stop once this many updates are done (as if killed after that checkpoint)
@@ -52,8 +52,7 @@ def train_sft(cfg: SFTConfig, out: str | Path,
     out = Path(out); start_run(out, cfg, 'warm-start')
     set_threads(cfg.threads)
     questions, retrieval = data or world_data(cfg.train_worlds, cfg.world_questions)
-    policy = policy or load_policy(cfg.model, lora_rank=cfg.lora_rank, lora_alpha=cfg.lora_alpha,
-                                   lora_targets=cfg.lora_targets, lora_layers=cfg.lora_layers, seed=cfg.seed)
+    policy = policy or policy_for(cfg)
     if not (out / 'teacher.json').exists():
         t0 = time.perf_counter()
         trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns)
