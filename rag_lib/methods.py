@@ -9,23 +9,19 @@ from .baselines import IRCoTAgent, IRCoTConfig, RulePolicy, SearchR1Agent, Searc
 from .retrieval import Retrieval
 
 # %% auto #0
-__all__ = ['GRASP_ABLATIONS', 'AGENTS', 'RULE_MAX_TURNS', 'build_agent', 'build_method']
+__all__ = ['GRASP_ABLATIONS', 'AGENTS', 'build_agent', 'build_method']
 
 # %% ../nbs/07a_methods.ipynb #0aaf7665
 GRASP_ABLATIONS = {'': None, '-no-semantic': 'semantic_search', '-no-keyword': 'keyword_search',
                    '-no-read': 'read_chunk'}
 AGENTS = ('rule', 'single-keyword', 'single-semantic', 'single-hybrid', 'ircot', 'search-r1', 'react',
           *(f'{p}{s}' for p in ('base', 'grasp') for s in GRASP_ABLATIONS))
-# The rule policy's turn cap: the question's search, two hops, the answer (all a 3-hop question needs); more turns would
-# only add name hops to walks that lost their way. `build_agent` gives it min(RULE_MAX_TURNS, profile.max_turns).
-RULE_MAX_TURNS = 4
 
 def build_agent(name: str, backend, retrieval: Retrieval, profile):
     "The agent called `name` (see `AGENTS`), configured from `core.Profile` `profile`."
     k, chars = profile.top_k, profile.max_doc_chars
     turns = {} if profile.max_turns is None else {'max_turns': profile.max_turns}
-    if name == 'rule':
-        return RulePolicy(retrieval, k=k, max_turns=min(RULE_MAX_TURNS, profile.max_turns or RULE_MAX_TURNS))
+    if name == 'rule': return RulePolicy(retrieval, k=k, max_turns=profile.rule_max_turns)
     if name.startswith('single-'):
         return SingleStepRAG(backend, retrieval, name.split('-', 1)[1], k=k, max_doc_chars=chars)
     if name == 'ircot': return IRCoTAgent(backend, retrieval, IRCoTConfig(max_doc_chars=chars, **turns))

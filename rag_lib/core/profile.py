@@ -54,6 +54,9 @@ class Profile:
                 'fit its 20-minute budget)'})
     max_turns: int | None = field(default=4, metadata={'min': 2,
         'help': "turn budget of the multi-step agents; None: each method's own (GRASP's T = 10)"})
+    rule_max_turns: int = field(default=4, metadata={'min': 1,
+        'help': 'turn budget of the rule policy (4 covers a 3-hop walk; more turns only add name hops to walks '
+                'that lost their way)'})
     react_shown: int = field(default=10, metadata={'min': 1,
         'help': 'bridge study: top-10 paragraphs shown per ReAct search'})
     max_doc_chars: int | None = field(default=300, metadata={'min': 20,
