@@ -1,7 +1,7 @@
 """One GRPO step of the CPU trainer (rag_lib.train) on SmolLM2: rollout and training throughput, against a plain
 forward pass of the same model over the same sequences, and the step's loss and gradient against verl's functions.
 
-    python benchmarks/grpo.py [--prompts 2] [--group 4] [--adapter DIR] [--threads N]
+    python benchmarks/grpo.py [--prompts 2] [--group 4] [--adapter DIR] [--threads N] [--compute auto]
 
 Rollouts: tokens the policy generated per second of the lockstep runner (prefill of the observations included).
 Training: tokens of the trained sequences (prompt, outputs, observations) per second of the whole update (reference
@@ -16,7 +16,7 @@ import torch
 
 from rag_lib.agents import Sampling
 from rag_lib.grpo import grpo_loss, scored_positions
-from rag_lib.train import (GRPOConfig, grasp_agent, grpo_update, load_policy, logit_rows, make_optimizer, micro_batches,
+from rag_lib.train import (GRPOConfig, grasp_agent, grpo_update, policy_for, logit_rows, make_optimizer, micro_batches,
                            rollouts, score, sequence_logprobs, step_questions, step_seed, swapped, training_sequence, world_data,
                            reference_dir)
 from rag_lib.reward import RewardConfig
@@ -55,11 +55,12 @@ def main():
     ap.add_argument('--base', action='store_true', help='start from the untrained model (Base) instead of an adapter')
     ap.add_argument('--threads', type=int, default=None, help='torch threads (default: $RAG_LIB_THREADS, else all cores)')
     ap.add_argument('--micro-batch', type=int, default=4)
+    ap.add_argument('--compute', default='auto', choices=('auto', 'float32', 'bfloat16'), help='compute_dtype of the policy')
     a = ap.parse_args()
     adapter = None if a.base else (a.adapter or (str(reference_dir() / "adapter") if (reference_dir() / "adapter").exists() else None))
-    cfg = GRPOConfig(steps=1, prompts_per_step=a.prompts, group_size=a.group, init_adapter=adapter, threads=a.threads, micro_batch=a.micro_batch)
-    policy = load_policy(cfg.model, lora_rank=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_targets=cfg.lora_targets,
-                         lora_layers=cfg.lora_layers, adapter=cfg.init_adapter, seed=cfg.seed)
+    cfg = GRPOConfig(steps=1, prompts_per_step=a.prompts, group_size=a.group, init_adapter=adapter, threads=a.threads,
+                     micro_batch=a.micro_batch, compute_dtype=a.compute).resolved()
+    policy = policy_for(cfg)
     questions, retrieval = world_data(cfg.train_worlds, cfg.world_questions)
     backend = policy.backend(cfg.threads)
     agent = grasp_agent(backend, retrieval, cfg.max_turns)
@@ -95,7 +96,7 @@ def main():
                train_tok_s=round(tokens / t_train, 1), prefill_s=round(t_plain, 2), prefill_tok_s=round(tokens / t_plain, 1),
                train_over_prefill=round(t_plain / t_train, 3), reward=round(sum(r['total'] for r in rewards) / len(rewards), 3),
                logprob_diff_max=stats['logprob_diff_max'], parity_max_abs_diff=f'{parity:.2e}',
-               threads=torch.get_num_threads(), adapter=adapter or 'none')
+               threads=torch.get_num_threads(), adapter=adapter or 'none', compute=cfg.compute_dtype)
     print(' '.join(f'{k}={v}' for k, v in res.items()))
 
 

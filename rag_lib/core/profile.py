@@ -8,10 +8,12 @@ import dataclasses, json, typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .compute import resolve_compute
 from .files import project_root, stable_hash, to_jsonable
 
 # %% auto #0
-__all__ = ['DATASET_NAMES', 'PROFILES', 'Profile', 'parse_value', 'resolve_profile', 'get_profile', 'profile_path']
+__all__ = ['DATASET_NAMES', 'PROFILES', 'Profile', 'parse_value', 'resolve_profile', 'resolved_compute', 'get_profile',
+           'profile_path']
 
 # %% ../../nbs/00c_core_profile.ipynb #c90a86fd
 DATASET_NAMES = ('world', 'hotpotqa', '2wikimultihopqa', 'musique')
@@ -41,6 +43,13 @@ class Profile:
         'help': "'transformers' (CPU) or 'vllm' (GPU)"})
     threads: int | None = field(default=None, metadata={'min': 1,
         'help': 'torch CPU threads; None: $RAG_LIB_THREADS, else the cores this process may use'})
+    compute_dtype: str = field(default='auto', metadata={'choices': ('auto', 'float32', 'bfloat16'),
+        'help': "number format of the LLM's linear layers (transformers backend and CPU training): 'auto' is bf16 "
+                'where the CPU has bf16 matrix units and a probe finds them faster, else float32; attention, KV '
+                "cache, softmax and logits stay float32 (vLLM: passed as its dtype; 'auto' is the model's own)"})
+    bf16_min_rows: int | None = field(default=None, metadata={'min': 1,
+        'help': "bf16 only for linear-layer inputs of at least this many rows (tokens x sequences), float32 below; "
+                "None: the crossover this machine's probe measured"})
     tensor_parallel_size: int = field(default=1, metadata={'min': 1, 'help': 'vLLM: GPUs one model is split over'})
     data_parallel_size: int = field(default=1, metadata={'min': 1,
         'help': 'vLLM: model replicas (each on tensor_parallel_size GPUs)'})
@@ -224,7 +233,7 @@ def resolve_profile(base: str | Profile | dict = 'cpu',  # a profile name, a Pro
                     # a YAML or JSON file mapping fields to values (applied before `overrides`)
                     config: str | Path | None = None,
                     ) -> Profile:
-    "The profile a run uses: `base`, then `config`, then `overrides`, checked once; a bad field: one-line ValueError."
+    "The profile a run uses: `base`, then `config`, then `overrides`, checked once, its compute made concrete."
     if isinstance(base, Profile): prof = base.to_dict()
     elif isinstance(base, dict): prof = Profile.from_dict(base).to_dict()
     elif base in PROFILES: prof = PROFILES[base].to_dict()
@@ -242,8 +251,16 @@ def resolve_profile(base: str | Profile | dict = 'cpu',  # a profile name, a Pro
             raise ValueError(f'config file {path}: expected a mapping of profile fields, got {type(cfg).__name__}')
         prof.update(cfg)
     for k, v in (overrides or {}).items(): prof[k] = parse_value(k, v) if isinstance(v, str) else v
-    try: return Profile.from_dict(prof)
+    try: resolved = Profile.from_dict(prof)
     except TypeError as e: raise ValueError(f'profile: {e}') from None
+    return resolved_compute(resolved)
+
+def resolved_compute(prof: Profile) -> Profile:
+    """`prof` with `compute_dtype` and `bf16_min_rows` made concrete for this machine (`core.resolve_compute`);
+    vLLM keeps `auto`: the model's own dtype, whichever machine resolves the profile."""
+    if prof.llm_backend == 'vllm': return prof
+    dtype, rows = resolve_compute(prof.compute_dtype, prof.bf16_min_rows)
+    return dataclasses.replace(prof, compute_dtype=dtype, bf16_min_rows=rows)
 
 def get_profile(name: str | Profile, **overrides) -> Profile:
     "The named profile (or `name` itself), with `overrides` applied and checked."

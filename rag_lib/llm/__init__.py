@@ -5,7 +5,8 @@
 # %% auto #0
 __all__ = ['Request', 'Completion', 'Backend', 'Lit', 'Choice', 'Free', 'Template', 'Cursor', 'SMOLLM2_GGUF', 'resolve_llm',
            'convert_gguf', 'local_model_dir', 'prefix_groups', 'gqa_decode_attention', 'TransformersBackend',
-           'ScriptedBackend', 'VLLMBackend', 'load_backend', 'backend_from_profile']
+           'ScriptedBackend', 'VLLMBackend', 'load_backend', 'backend_from_profile', 'set_compute',
+           'mixed_linear_class']
 
 # %% ../../nbs/05_llm.ipynb #cf55138b
 from .types import Backend, Completion, Request
@@ -16,7 +17,9 @@ from .transformers import TransformersBackend
 from .scripted import ScriptedBackend
 from .vllm import VLLMBackend
 from .load import backend_from_profile, load_backend
+from .compute import mixed_linear_class, set_compute
 
 _all_ = ['Request', 'Completion', 'Backend', 'Lit', 'Choice', 'Free', 'Template', 'Cursor', 'SMOLLM2_GGUF',
          'resolve_llm', 'convert_gguf', 'local_model_dir', 'prefix_groups', 'gqa_decode_attention',
-         'TransformersBackend', 'ScriptedBackend', 'VLLMBackend', 'load_backend', 'backend_from_profile']
+         'TransformersBackend', 'ScriptedBackend', 'VLLMBackend', 'load_backend', 'backend_from_profile',
+         'set_compute', 'mixed_linear_class']

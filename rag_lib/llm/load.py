@@ -20,12 +20,14 @@ def load_backend(kind: str = 'transformers', model: str = 'smollm2', **kwargs):
                      f"not {kind!r}")
 
 def backend_from_profile(profile, **kwargs):
-    """The backend of a `core.Profile`: its kind and model, with its parallelism (vLLM) or threads (transformers);
-    `kwargs` override."""
+    """The backend of a `core.Profile`: its kind and model, with its parallelism (vLLM) or threads (transformers),
+    and its compute; `kwargs` override."""
     if profile.llm_backend == 'vllm':
         kw = dict(tensor_parallel_size=profile.tensor_parallel_size, data_parallel_size=profile.data_parallel_size,
                   gpu_memory_utilization=profile.gpu_memory_utilization)
-    elif profile.llm_backend == 'transformers': kw = dict(threads=profile.threads)
+        if profile.compute_dtype != 'auto': kw['dtype'] = profile.compute_dtype   # vLLM's own 'auto' otherwise
+    elif profile.llm_backend == 'transformers':
+        kw = dict(threads=profile.threads, compute_dtype=profile.compute_dtype, bf16_min_rows=profile.bf16_min_rows)
     else:
         raise ValueError(f"profile {profile.name!r}: llm_backend {profile.llm_backend!r} is built by the tests, "
                          "not from a profile")

@@ -11,9 +11,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..core import dir_fingerprint, set_threads, stable_hash
+from ..core import dir_fingerprint, resolve_compute, set_threads, stable_hash
 from .types import Completion, Request
 from .template import Cursor
+from .compute import set_compute
 from .models import local_model_dir, resolve_llm
 from .cache import (CacheEntry, cascade_layer_class, common_prefix, growing_layer_class, prefix_groups,
                                register_attention)
@@ -52,11 +53,16 @@ class TransformersBackend:
                  tokenizer=None,  # the tokenizer, when `model` is a loaded model
                  name: str | None = None,  # what tables call the model (default: `model`, or the adapter's folder name)
                  # torch CPU threads (default: $RAG_LIB_THREADS, else the cores this process may use)
-                 threads: int | None = None):
+                 threads: int | None = None,
+                 # linear layers' number format: 'float32', 'bfloat16' or 'auto' (`core.resolve_compute`)
+                 compute_dtype: str = 'float32',
+                 bf16_min_rows: int | None = None):  # bf16 from this many rows on (None: the machine's crossover)
         set_threads(threads)
         self.model, self.tokenizer, self._weights = _load_model(model, tokenizer, dtype)
         if adapter is not None: self._merge_adapter(adapter)
         self.model = self.model.to(device).eval()
+        self.compute_dtype, self.bf16_min_rows = resolve_compute(compute_dtype, bf16_min_rows, device)
+        set_compute(self.model, self.compute_dtype, self.bf16_min_rows)
         self.name = name or (model if isinstance(model, str) else type(model).__name__)
         if adapter is not None and name is None: self.name = f'{self.name}+{Path(adapter).name}'
         self.device, self.reuse_cache, self.max_batch = device, reuse_cache, max_batch
@@ -100,7 +106,7 @@ class TransformersBackend:
 
     @property
     def fingerprint(self) -> str:
-        "Content address of the weights, adapter and tokenizer files (or of the parameters of a loaded model)."
+        "Content address of the weights, adapter and tokenizer files (or a loaded model's parameters), and of bf16."
         if self._fingerprint is None:
             if self._weights is not None:
                 self._fingerprint = stable_hash([dir_fingerprint(local_model_dir(p)) for p in self._weights])
@@ -110,6 +116,8 @@ class TransformersBackend:
                 for k, v in sorted(self.model.state_dict().items()):
                     h.update(k.encode()); h.update(v.detach().cpu().numpy().tobytes())
                 self._fingerprint = h.hexdigest()[:16]
+            if self.compute_dtype != 'float32':   # a bf16 backend never shares a cache entry with a float32 one
+                self._fingerprint = stable_hash([self._fingerprint, self.compute_dtype, self.bf16_min_rows])
         return self._fingerprint
 
     # text <-> ids (what `Cursor` asks of a backend)

@@ -9,8 +9,8 @@ from importlib import metadata
 from pathlib import Path
 
 from ..core import (
-    PROFILES, Profile, atomic_write_text, data_dir, dir_fingerprint, file_sha256, profile_path, project_root,
-    read_jsonl, resolve_profile, source_digest, stable_hash)
+    PROFILES, Profile, atomic_write_text, compute_report, data_dir, dir_fingerprint, file_sha256, profile_path,
+    project_root, read_jsonl, resolve_profile, source_digest, stable_hash)
 from .artifacts import NOTEBOOK_ENV, RUN_DIR_ENV, artifacts_root
 from .claims import recorded_claims, render_claims
 from .preflight import check_profile, find_encoder, find_llm, real_datasets
@@ -225,7 +225,7 @@ def _manifest(prof, run_dir, chain, inputs, digests, root) -> dict:
     files = {str(p.relative_to(run_dir)): file_sha256(p)
              for sub in ('tables', 'figures') for p in sorted((run_dir / sub).glob('*')) if p.is_file()}
     return {'run_id': prof.run_id, 'profile': prof.to_dict(), 'complete': all(n['status'] == 'done' for n in nbs),
-            'git': git_state(root), 'versions': package_versions(),
+            'git': git_state(root), 'versions': package_versions(), 'compute': compute_report(),
             'inputs': {'rag_lib_source': source_digest(), **digests}, 'notebooks': nbs, 'artifacts': files}
 
 def _prune(run_dir: Path, manifest: dict):

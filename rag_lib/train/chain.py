@@ -16,7 +16,7 @@ __all__ = ['chain_grpo_config', 'chain_training']
 
 # %% ../../nbs/13i_train_chain.ipynb #f913b0a1
 def chain_grpo_config(prof) -> GRPOConfig:
-    "The in-chain GRPO run of `core.Profile` `prof` (its `train_*` fields and `grasp_max_turns`)."
+    "The in-chain GRPO run of `core.Profile` `prof` (its `train_*` fields, `grasp_max_turns` and its compute)."
     from rag_lib.core import profile_path
     init = profile_path(prof.train_init)
     if init is not None and not (init / 'adapter_config.json').exists():
@@ -24,14 +24,15 @@ def chain_grpo_config(prof) -> GRPOConfig:
                                 'fix: python scripts/grasp_reference.py, or --set train_init=none (start from Base)')
     return GRPOConfig(steps=max(prof.train_steps, 1), prompts_per_step=prof.train_prompts,
                       group_size=prof.train_group_size, max_turns=prof.grasp_max_turns,
-                      init_adapter=None if init is None else str(init))
+                      init_adapter=None if init is None else str(init), compute_dtype=prof.compute_dtype,
+                      bf16_min_rows=prof.bf16_min_rows)
 
 def chain_training(prof, progress: bool = True) -> tuple[Path, list[dict]]:
     "Run (or resume, or read) the in-chain GRPO of `prof` under `.cache/grpo/<key>/`: (run folder, log records)."
     from rag_lib.core import cache_dir, dir_fingerprint
     from rag_lib.core import source_digest
     if prof.train_steps < 1: raise ValueError('profile field train_steps is 0: the chain trains nothing')
-    cfg = chain_grpo_config(prof)
+    cfg = chain_grpo_config(prof).resolved()
     init = None if cfg.init_adapter is None else dir_fingerprint(cfg.init_adapter)
     key = [config_to_dict(dataclasses.replace(cfg, init_adapter=None)), init, source_digest()]
     out = cache_dir('grpo', stable_hash(key))

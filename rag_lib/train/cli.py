@@ -11,6 +11,7 @@ from typing import Sequence
 from .config import GRPOConfig, SFTConfig, apply_overrides, help_fields
 from .loop import latest_checkpoint, train_grpo
 from .sft import train_sft
+from ..core import COMPUTE_DTYPES
 from .evaluate import METRICS, run_eval
 
 # %% auto #0
@@ -35,6 +36,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help='eval: held-out world questions (world 0, sample seed 42)')
     ap.add_argument('--max-turns', type=int, default=8, help='eval: GRASP turn budget')
     ap.add_argument('--threads', type=int, default=None, help='eval: torch threads')
+    ap.add_argument('--compute-dtype', default='auto', choices=COMPUTE_DTYPES,
+                    help="eval: the model's linear layers ('auto': bf16 where the CPU's matrix units make it faster)")
     ap.add_argument('--help-fields', action='store_true',
                     help='print every config field (type, default, help) of both stages and exit')
     if argv is None: argv = sys.argv[1:]
@@ -43,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     a = ap.parse_args(argv)
     if a.stage == 'eval':
-        s = run_eval(a.out, a.policy, a.name, a.questions, a.max_turns, a.threads)
+        s = run_eval(a.out, a.policy, a.name, a.questions, a.max_turns, a.threads, compute_dtype=a.compute_dtype)
         print(f"{s['policy']}: " + ', '.join(f'{m} {v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]'
                                             for m, v in s.items() if m in METRICS))
         print(f'results: {Path(a.out).resolve()}/{s["policy"]}.(trajectories|rows).jsonl, {s["policy"]}.summary.json')

@@ -4,11 +4,11 @@
 
 # %% ../../nbs/13b_train_config.ipynb #f1365496
 from __future__ import annotations
-import dataclasses, json
+import dataclasses
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..core import parse_value, to_jsonable
+from ..core import COMPUTE_DTYPES, parse_value, resolve_compute, to_jsonable
 from ..grpo import GRPOLossConfig
 
 # %% auto #0
@@ -27,7 +27,9 @@ def _positive(obj, *names):
 def _check_policy_fields(c):
     "Checks shared by both stage configs."
     _positive(c, 'lr', 'micro_batch', 'checkpoint_every', 'max_turns', 'lora_rank', 'lora_alpha', 'lora_layers',
-              'threads', 'grad_clip')
+              'threads', 'grad_clip', 'bf16_min_rows')
+    if c.compute_dtype not in COMPUTE_DTYPES:
+        raise ValueError(f'{type(c).__name__}.compute_dtype must be one of {COMPUTE_DTYPES}, not {c.compute_dtype!r}')
     if not (0 <= c.betas[0] < 1 and 0 <= c.betas[1] < 1) or len(c.betas) != 2:
         raise ValueError(f'{type(c).__name__}.betas must be two numbers in [0, 1), not {c.betas!r}')
     if c.weight_decay < 0: raise ValueError(f'{type(c).__name__}.weight_decay must be >= 0, not {c.weight_decay}')
@@ -75,8 +77,19 @@ class StageConfig:
         'help': 'steps (GRPO) or optimizer updates (SFT) between checkpoints (the last always writes one)'})
     threads: int | None = field(default=None, metadata={
         'help': 'torch CPU threads (None: $RAG_LIB_THREADS, else all cores)'})
+    compute_dtype: str = field(default='auto', metadata={
+        'help': "the base model's linear layers: 'auto' (bf16 where the CPU has bf16 matrix units and its probe "
+                "finds them faster), 'float32' or 'bfloat16'; LoRA weights, AdamW state, logits and the loss stay "
+                'float32'})
+    bf16_min_rows: int | None = field(default=None, metadata={
+        'help': "bf16 only for linear-layer inputs of at least this many rows (None: this machine's crossover)"})
 
     def __post_init__(self): _check_policy_fields(self)
+
+    def resolved(self):
+        "This config with `compute_dtype`/`bf16_min_rows` made concrete for this machine (`core.resolve_compute`)."
+        dtype, rows = resolve_compute(self.compute_dtype, self.bf16_min_rows)
+        return dataclasses.replace(self, compute_dtype=dtype, bf16_min_rows=rows)
 
 # %% ../../nbs/13b_train_config.ipynb #e1ebe84c
 @dataclass(frozen=True)
@@ -86,7 +99,7 @@ class GRPOConfig(StageConfig):
         'steps', 'prompts_per_step', 'group_size', 'temperature', 'top_p', 'mini_batches', 'loss', 'lr', 'betas',
         'weight_decay', 'warmup_steps', 'grad_clip', 'model', 'init_adapter', 'lora_rank', 'lora_alpha', 'lora_targets',
         'lora_layers', 'max_turns', 'train_worlds', 'world_questions', 'seed', 'micro_batch', 'max_live',
-        'checkpoint_every', 'threads')
+        'checkpoint_every', 'threads', 'compute_dtype', 'bf16_min_rows')
     # schedule and sampling
     steps: int = field(default=3, metadata={'help': 'GRPO steps (one batch of rollouts, one update each); GRASP: 270'})
     prompts_per_step: int = field(default=2, metadata={'help': 'questions per step; GRASP: batch of 64 prompts'})
@@ -139,7 +152,7 @@ class SFTConfig(StageConfig):
     ORDER: ClassVar[tuple] = (
         'epochs', 'batch_size', 'lr', 'betas', 'weight_decay', 'warmup_steps', 'grad_clip', 'model', 'lora_rank',
         'lora_alpha', 'lora_targets', 'lora_layers', 'max_turns', 'train_worlds', 'world_questions', 'seed',
-        'micro_batch', 'checkpoint_every', 'threads')
+        'micro_batch', 'checkpoint_every', 'threads', 'compute_dtype', 'bf16_min_rows')
     epochs: int = field(default=2, metadata={'help': 'passes over the teacher trajectories'})
     batch_size: int = field(default=16, metadata={'help': 'trajectories per optimizer update'})
     lr: float = field(default=3e-4, metadata={'help': 'AdamW learning rate (a usual LoRA rate)'})
@@ -158,7 +171,7 @@ class SFTConfig(StageConfig):
 def config_fields(cls) -> list[dataclasses.Field]:
     "The fields of stage config class `cls` in its declared order (`cls.ORDER`)."
     by_name = {f.name: f for f in dataclasses.fields(cls)}
-    return [by_name[n] for n in cls.ORDER]
+    return [by_name[n] for n in cls.ORDER] + [f for n, f in by_name.items() if n not in cls.ORDER]
 
 def help_fields(cls) -> str:
     "One line per field of `cls`: name, type, default and help text."
@@ -173,7 +186,7 @@ def help_fields(cls) -> str:
 def config_to_dict(cfg) -> dict:
     "A stage config as JSON types, its keys in the config's declared order."
     d = to_jsonable(cfg)
-    return {k: d[k] for k in type(cfg).ORDER}
+    return {f.name: d[f.name] for f in config_fields(type(cfg))}
 
 def config_from_dict(cls, d: dict, where: str = 'config'):
     "A `GRPOConfig` or `SFTConfig` from `config_to_dict`'s output; unknown fields raise naming them."

@@ -67,19 +67,20 @@ def _adapter_dir(policy: str) -> str | None:
     return str(p)
 
 def run_eval(out: str | Path, policy: str = 'base', name: str | None = None, questions: int = 100, max_turns: int = 8,
-             threads: int | None = None, model: str = 'smollm2') -> dict:
+             threads: int | None = None, model: str = 'smollm2', compute_dtype: str = 'auto') -> dict:
     "Evaluate a policy on the held-out world questions into folder `out` (resumable); the summary."
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     adapter = _adapter_dir(policy)
     name = name or ('base' if adapter is None else Path(adapter).parent.name if Path(adapter).name == 'adapter'
                     else Path(adapter).name)
     qs, retrieval = heldout_world(questions)
-    backend = TransformersBackend(model, adapter=adapter, threads=threads, name=name)
+    backend = TransformersBackend(model, adapter=adapter, threads=threads, name=name, compute_dtype=compute_dtype)
     t0 = time.perf_counter()
     _, rows = evaluate(backend, retrieval, qs, max_turns, name='grasp', log=out / f'{name}.trajectories.jsonl')
     for r in rows: r['policy'] = name
     write_jsonl(out / f'{name}.rows.jsonl', rows)
     summ = {'policy': name, 'adapter': adapter, 'questions': len(rows), 'max_turns': max_turns,
+            'compute_dtype': backend.compute_dtype, 'bf16_min_rows': backend.bf16_min_rows,
             'seconds': round(time.perf_counter() - t0, 1),
             **{m: list(v) for m, v in summarize(rows).items()}}
     atomic_write_text(out / f'{name}.summary.json', json.dumps(summ, indent=1))

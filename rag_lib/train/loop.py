@@ -231,10 +231,11 @@ def train_grpo(cfg: GRPOConfig, out: str | Path,
                stop_after: int | None = None,  # stop once this many steps are done (as if killed after that checkpoint)
                progress: bool = True) -> Path:
     "Run (or resume) GRPO into folder `out`; returns `out`."
-    out = Path(out); start_run(out, cfg, 'grpo')
+    cfg, out = cfg.resolved(), Path(out)
+    start_run(out, cfg, 'grpo')
     set_threads(cfg.threads)
     questions, retrieval = data or world_data(cfg.train_worlds, cfg.world_questions)
-    policy = policy or policy_for(cfg)
+    policy = (policy or policy_for(cfg)).set_compute(cfg.compute_dtype, cfg.bf16_min_rows)
     ref = _reference(out, policy) if cfg.loss.kl_coef > 0 else None
     opt = make_optimizer(policy, cfg)
     start, ckpt = 0, latest_checkpoint(out)

@@ -10,7 +10,9 @@ from typing import Sequence
 
 import torch
 
+from ..core import resolve_compute
 from ..llm import TransformersBackend, resolve_llm
+from ..llm.compute import set_compute
 from .config import LORA_TARGETS
 
 # %% auto #0
@@ -23,6 +25,8 @@ class Policy:
     module: torch.nn.Module
     lm: torch.nn.Module
     tokenizer: object
+    compute_dtype: str = 'float32'   # the base model's linear layers (resolved: see `set_compute`)
+    bf16_min_rows: int | None = None
 
     @property
     def is_lora(self) -> bool: return self.module is not self.lm
@@ -31,9 +35,16 @@ class Policy:
         "The trainable parameters by name, sorted."
         return dict(sorted((n, p) for n, p in self.module.named_parameters() if p.requires_grad))
 
+    def set_compute(self, compute_dtype: str = 'auto', bf16_min_rows: int | None = None) -> 'Policy':
+        "Compute the base model's linear layers in `compute_dtype` (`core.resolve_compute`; LoRA stays float32)."
+        self.compute_dtype, self.bf16_min_rows = resolve_compute(compute_dtype, bf16_min_rows)
+        set_compute(self.module, self.compute_dtype, self.bf16_min_rows)
+        return self
+
     def backend(self, threads: int | None = None, name: str = 'policy') -> TransformersBackend:
-        "A batched generation backend over the current weights (clear its cache after every update)."
-        return TransformersBackend(self.lm, tokenizer=self.tokenizer, name=name, threads=threads)
+        "A batched generation backend over the current weights, in the policy's compute (clear its cache after updates)."
+        return TransformersBackend(self.lm, tokenizer=self.tokenizer, name=name, threads=threads,
+                                   compute_dtype=self.compute_dtype, bf16_min_rows=self.bf16_min_rows)
 
     def save(self, path: str | Path, dtype: torch.dtype | None = None) -> Path:
         "Save the adapter (peft folder) or, without LoRA, the whole model (transformers folder), as safetensors."
@@ -60,6 +71,8 @@ def load_policy(model: str | torch.nn.Module = 'smollm2',
                 adapter: str | Path | None = None,
                 # a saved LoRA folder to continue training (its own rank and targets)
                 seed: int = 0,  # seeds the LoRA initialization
+                compute_dtype: str = 'float32',  # the base model's linear layers (`Policy.set_compute`)
+                bf16_min_rows: int | None = None,
                ) -> Policy:
     "The policy to train: the base model with a fresh or saved LoRA adapter (dropout 0), or all its parameters."
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -71,7 +84,7 @@ def load_policy(model: str | torch.nn.Module = 'smollm2',
     model.eval()
     if lora_rank is None and adapter is None:
         for p in model.parameters(): p.requires_grad_(True)
-        return Policy(model, model, tokenizer)
+        return Policy(model, model, tokenizer).set_compute(compute_dtype, bf16_min_rows)
     from peft import LoraConfig, PeftModel, get_peft_model
     for p in model.parameters(): p.requires_grad_(False)
     if adapter is not None:
@@ -90,11 +103,12 @@ def load_policy(model: str | torch.nn.Module = 'smollm2',
         module = get_peft_model(model, LoraConfig(r=lora_rank, lora_alpha=lora_alpha, lora_dropout=0.0,
                                                   target_modules=list(lora_targets), layers_to_transform=layers))
     module.eval()
-    return Policy(module, module.get_base_model(), tokenizer)
+    return Policy(module, module.get_base_model(), tokenizer).set_compute(compute_dtype, bf16_min_rows)
 
-# %% ../../nbs/13c_train_policy.ipynb #4537b2b8
+# %% ../../nbs/13c_train_policy.ipynb #943ac37b
 def policy_for(cfg, model: torch.nn.Module | None = None, tokenizer=None) -> Policy:
     "The policy a training config (`GRPOConfig`/`SFTConfig`) asks for; `model`/`tokenizer` override `cfg.model`."
     return load_policy(cfg.model if model is None else model, tokenizer, lora_rank=cfg.lora_rank,
                        lora_alpha=cfg.lora_alpha, lora_targets=cfg.lora_targets, lora_layers=cfg.lora_layers,
-                       adapter=getattr(cfg, 'init_adapter', None), seed=cfg.seed)
+                       adapter=getattr(cfg, 'init_adapter', None), seed=cfg.seed, compute_dtype=cfg.compute_dtype,
+                       bf16_min_rows=cfg.bf16_min_rows)

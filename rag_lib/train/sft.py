@@ -49,10 +49,11 @@ def train_sft(cfg: SFTConfig, out: str | Path,
               progress: bool = True) -> Path:
     "Run (or resume) the warm start into folder `out`: teacher trajectories, then supervised fine-tuning; `out`."
     from rag_lib.agents import load_trajectories, save_trajectories
-    out = Path(out); start_run(out, cfg, 'warm-start')
+    cfg, out = cfg.resolved(), Path(out)
+    start_run(out, cfg, 'warm-start')
     set_threads(cfg.threads)
     questions, retrieval = data or world_data(cfg.train_worlds, cfg.world_questions)
-    policy = policy or policy_for(cfg)
+    policy = (policy or policy_for(cfg)).set_compute(cfg.compute_dtype, cfg.bf16_min_rows)
     if not (out / 'teacher.json').exists():
         t0 = time.perf_counter()
         trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns)
