@@ -5,7 +5,7 @@
 # %% ../nbs/09_intervention.ipynb #eab32320
 from __future__ import annotations
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 

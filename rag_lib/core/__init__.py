@@ -8,7 +8,7 @@ __all__ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 
            'read_jsonl', 'file_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir', 'set_seed',
            'cached_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value', 'resolve_profile',
            'get_profile', 'profile_path', 'source_digest', 'COMPUTE_DTYPES', 'auto_compute', 'bf16_support',
-           'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'resolve_compute']
+           'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'resolve_compute', 'fields_help']
 
 # %% ../../nbs/00_core.ipynb #d5680171
 from .files import (
@@ -20,10 +20,10 @@ from .cache import (
 from .compute import (
     COMPUTE_DTYPES, auto_compute, bf16_support, compute_report, cpu_flags, cpu_model, machine_probe, resolve_compute)
 from .profile import (
-    DATASET_NAMES, PROFILES, Profile, get_profile, parse_value, profile_path, resolve_profile)
+    DATASET_NAMES, PROFILES, Profile, fields_help, get_profile, parse_value, profile_path, resolve_profile)
 _all_ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 'cache_dir', 'artifacts_dir',
         'to_jsonable', 'canonical_json', 'stable_hash', 'from_dict', 'atomic_write_text', 'write_jsonl',
         'append_jsonl', 'read_jsonl', 'file_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir',
         'set_seed', 'cached_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value',
         'resolve_profile', 'get_profile', 'profile_path', 'source_digest', 'COMPUTE_DTYPES', 'auto_compute',
-        'bf16_support', 'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'resolve_compute']   # `from rag_lib.core import *` gets all of them, as before
+        'bf16_support', 'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'resolve_compute', 'fields_help']   # `from rag_lib.core import *` gets all of them, as before

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/00c_core_profile.ipynb #fb6197ba
 from __future__ import annotations
-import dataclasses, json, typing
+import dataclasses, json, textwrap, typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,7 +13,7 @@ from .files import project_root, stable_hash, to_jsonable
 
 # %% auto #0
 __all__ = ['DATASET_NAMES', 'PROFILES', 'Profile', 'parse_value', 'resolve_profile', 'resolved_compute', 'get_profile',
-           'profile_path']
+           'profile_path', 'fields_help']
 
 # %% ../../nbs/00c_core_profile.ipynb #c90a86fd
 DATASET_NAMES = ('world', 'hotpotqa', '2wikimultihopqa', 'musique')
@@ -63,7 +63,7 @@ class Profile:
                 'fit its 20-minute budget)'})
     max_turns: int | None = field(default=4, metadata={'min': 2,
         'help': "turn budget of the multi-step agents; None: each method's own (GRASP's T = 10)"})
-    rule_max_turns: int = field(default=4, metadata={'min': 1,
+    rule_max_turns: int = field(default=4, metadata={'min': 2,
         'help': 'turn budget of the rule policy (4 covers a 3-hop walk; more turns only add name hops to walks '
                 'that lost their way)'})
     react_shown: int = field(default=10, metadata={'min': 1,
@@ -182,10 +182,11 @@ def _field_type(tp) -> type:
     base = _base_type(tp)
     return typing.get_origin(base) or base
 
-def _json_or_text(s: str):
-    "`s` read as JSON (a number), else `s` itself."
-    try: return json.loads(s)
+def _number_or_text(s: str):
+    "`s` read as a JSON number, else `s` itself (`true`, `null` and words stay text)."
+    try: v = json.loads(s)
     except json.JSONDecodeError: return s
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else s
 
 def parse_value(name: str,  # the field, e.g. 'n_questions'
                 raw: str,  # its value as written after `--set name=`
@@ -206,7 +207,7 @@ def parse_value(name: str,  # the field, e.g. 'n_questions'
         items = [x.strip() for x in s.split(',') if x.strip()]
         inner = tp if typing.get_origin(tp) in (tuple, list) else _base_type(tp)
         if set(typing.get_args(inner)) - {Ellipsis} <= {int, float}:   # numbers (or untyped items): `0.9,0.99`
-            items = [_json_or_text(x) for x in items]
+            items = [_number_or_text(x) for x in items]   # `true` or `null` in a list of words stays a word
         return base(items)
     if base is str: return s
     if base is Path: return Path(s)
@@ -270,3 +271,19 @@ def profile_path(p: str | None) -> Path | None:
     "A path named in a profile (e.g. `grasp_adapter`): as given if absolute, else under the project root; None: None."
     if p is None: return None
     return Path(p) if Path(p).is_absolute() else (project_root() or Path.cwd()) / p
+
+# %% ../../nbs/00c_core_profile.ipynb #4193ea22
+def fields_help(cls=Profile,  # a dataclass whose fields carry `help` (and `choices`, `min`, `max`) metadata
+                fields=None,  # the fields to list, in order (default: all, as declared)
+                ) -> str:
+    "The fields of dataclass `cls`: name, type, default, allowed values and help, one block each."
+    out = [f'{cls.__name__} fields (set with --set KEY=VALUE; lists as a,b or a JSON list; none for None):', '']
+    for f in fields if fields is not None else dataclasses.fields(cls):
+        m = f.metadata
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        allowed = [f"choices: {', '.join(map(str, m['choices']))}" if 'choices' in m else '',
+                   f">= {m['min']}" if 'min' in m else '', f"<= {m['max']}" if 'max' in m else '']
+        allowed = '; '.join(a for a in allowed if a)
+        out.append(f'{f.name}: {f.type} = {default!r}' + (f'  ({allowed})' if allowed else ''))
+        out += textwrap.wrap(m.get('help', ''), 100, initial_indent='    ', subsequent_indent='    ')
+    return '\n'.join(out) + '\n'

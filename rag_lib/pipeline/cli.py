@@ -4,28 +4,14 @@
 
 # %% ../../nbs/15f_pipeline_cli.ipynb #23f2049b
 from __future__ import annotations
-import argparse, dataclasses, sys, textwrap
+import argparse, sys
 
-from ..core import PROFILES, Profile
+from ..core import PROFILES, Profile, fields_help
 from .chain import NotebookFailed, ProfileProblems, RunLocked, run_chain
 from .docs import build_docs
 
 # %% auto #0
-__all__ = ['fields_help', 'main']
-
-# %% ../../nbs/15f_pipeline_cli.ipynb #3541975b
-def fields_help(cls=Profile) -> str:
-    "Every field of dataclass `cls` (`core.Profile`): name, type, default, allowed values and help, from its metadata."
-    out = [f'{cls.__name__} fields (set with --set KEY=VALUE; lists as a,b or a JSON list; none for None):', '']
-    for f in dataclasses.fields(cls):
-        m = f.metadata
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        allowed = [f"choices: {', '.join(map(str, m['choices']))}" if 'choices' in m else '',
-                   f">= {m['min']}" if 'min' in m else '', f"<= {m['max']}" if 'max' in m else '']
-        allowed = '; '.join(a for a in allowed if a)
-        out.append(f'{f.name}: {f.type} = {default!r}' + (f'  ({allowed})' if allowed else ''))
-        out += textwrap.wrap(m.get('help', ''), 100, initial_indent='    ', subsequent_indent='    ')
-    return '\n'.join(out) + '\n'
+__all__ = ['main']
 
 # %% ../../nbs/15f_pipeline_cli.ipynb #749e3caa
 def _profile_args(p):

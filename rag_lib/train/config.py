@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..core import COMPUTE_DTYPES, parse_value, resolve_compute, to_jsonable
+from ..core import COMPUTE_DTYPES, fields_help, parse_value, resolve_compute, to_jsonable
 from ..grpo import GRPOLossConfig
 
 # %% auto #0
@@ -174,13 +174,8 @@ def config_fields(cls) -> list[dataclasses.Field]:
     return [by_name[n] for n in cls.ORDER] + [f for n, f in by_name.items() if n not in cls.ORDER]
 
 def help_fields(cls) -> str:
-    "One line per field of `cls`: name, type, default and help text."
-    rows = []
-    for f in config_fields(cls):
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        tp = f.type if isinstance(f.type, str) else getattr(f.type, '__name__', str(f.type))
-        rows.append(f'  --set {f.name}=...  ({tp}, default {default!r})\n      {f.metadata["help"]}')
-    return f'{cls.__name__}:\n' + '\n'.join(rows)
+    "The fields of stage config `cls` in its declared order: name, type, default and help (`core.fields_help`)."
+    return fields_help(cls, config_fields(cls))
 
 # %% ../../nbs/13b_train_config.ipynb #029783e4
 def config_to_dict(cfg) -> dict:
