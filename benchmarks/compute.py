@@ -7,7 +7,8 @@ What it measures, with the CPU default model (SmolLM2-135M-Instruct), each part 
   `peak_fp32_gflops`, a 2048^3 matmul timed in this process (best of 3);
 - prefill: prompts of 512 tokens, one at a time (as the runner prefills), tokens/s (`prefill_speedup`), and the
   linear layers' achieved GFLOP/s in `auto` prefill (their multiply-adds over the whole prefill time, attention
-  included, so a lower bound) as a share of `peak_bf16_gflops` (`prefill_peak_share`);
+  included, so a lower bound) as a share of `peak_bf16_gflops` (`prefill_peak_share`; of `peak_fp32_gflops` where
+  `auto` is float32);
 - batched decode: 32 sequences decoded together, generated tokens/s (`decode_speedup`);
 - training: one SFT micro-batch (4 sequences of 512 tokens, LoRA rank 8 on the top 8 blocks, loss on the second
   half of each) forward and backward, tokens/s (`train_speedup`);
@@ -21,7 +22,7 @@ answer_agreement >= 0.9 (aim: prefill_peak_share >= 0.3). Without bf16 matrix in
 every ratio is about 1. `--compute bfloat16` measures bf16 in place of `auto` even there (emulated by torch, so
 slow: useful for the agreement numbers only). The last line is key=value pairs.
 
-    python benchmarks/compute.py [--compute auto|bfloat16] [--questions 16] [--threads N]
+    python benchmarks/compute.py [--compute auto|bfloat16] [--bf16-min-rows N] [--questions 16] [--threads N]
 """
 import argparse, sys, time
 
@@ -88,9 +89,9 @@ def decode(backend, seqs, new=32):
     return backend.stats['decoded'] / backend.stats['decode_s']
 
 
-def train_step(compute, rows, length=512, lora_layers=8):
+def train_step(compute, min_rows, rows, length=512, lora_layers=8):
     "Forward+backward tokens/s of one SFT micro-batch (`rows` x `length` tokens, loss on each second half)."
-    policy = load_policy('smollm2', lora_rank=8, lora_layers=lora_layers, compute_dtype=compute)
+    policy = load_policy('smollm2', lora_rank=8, lora_layers=lora_layers, compute_dtype=compute, bf16_min_rows=min_rows)
     g = torch.Generator().manual_seed(0)
     ids = torch.randint(0, 49152, (rows, length), generator=g).tolist()
     mask = [[0] * (length // 2) + [1] * (length - length // 2) for _ in range(rows)]
@@ -125,12 +126,13 @@ def agreement(ref, new, questions):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--compute', default='auto', choices=('auto', 'bfloat16'), help='what float32 is compared with')
+    ap.add_argument('--bf16-min-rows', type=int, default=None, help="bf16 from this many rows on (default: the probe's)")
     ap.add_argument('--questions', type=int, default=16)
     ap.add_argument('--max-turns', type=int, default=4)
     ap.add_argument('--threads', type=int, default=None, help='torch threads (default: $RAG_LIB_THREADS, else all)')
     a = ap.parse_args()
     set_threads(a.threads)
-    dtype, rows = resolve_compute(a.compute)
+    dtype, rows = resolve_compute(a.compute, a.bf16_min_rows)
     res = dict(amx=int(bf16_support() == 'amx_bf16'), bf16_support=bf16_support() or 'none', threads=torch.get_num_threads(),
                compute=dtype, bf16_min_rows=rows)
     res['peak_fp32_gflops'] = round(peak_gflops(torch.float32), 1)
@@ -139,19 +141,20 @@ def main():
 
     world = load_world()
     fp32 = TransformersBackend('smollm2', compute_dtype='float32', max_batch=32, threads=a.threads)
-    auto = TransformersBackend('smollm2', compute_dtype=a.compute, max_batch=32, threads=a.threads)
+    auto = TransformersBackend('smollm2', compute_dtype=dtype, bf16_min_rows=rows, max_batch=32, threads=a.threads)
     long, short = prompts(fp32, world, 4, 512), prompts(fp32, world, 32, 64)
 
     (p32, _), (pau, t_auto) = prefill(fp32, long), prefill(auto, long)
     macs = linear_macs_per_token(auto.model) * sum(len(s) for s in long)
     res.update(prefill_tok_s_fp32=round(p32, 1), prefill_tok_s_auto=round(pau, 1), prefill_speedup=round(pau / p32, 2),
                prefill_linear_gflops_auto=round(2 * macs / t_auto / 1e9, 1))
-    res['prefill_peak_share'] = round(res['prefill_linear_gflops_auto'] / res['peak_bf16_gflops'], 3)
+    peak = res['peak_bf16_gflops'] if dtype == 'bfloat16' else res['peak_fp32_gflops']   # of what `auto` computes in
+    res['prefill_peak_share'] = round(res['prefill_linear_gflops_auto'] / peak, 3)
     print(res, flush=True)
 
     d32, dau = decode(fp32, short), decode(auto, short)
     res.update(decode_tok_s_fp32=round(d32, 1), decode_tok_s_auto=round(dau, 1), decode_speedup=round(dau / d32, 2))
-    t32, tau = train_step('float32', 4), train_step(a.compute, 4)
+    t32, tau = train_step('float32', None, 4), train_step(dtype, rows, 4)
     res.update(train_tok_s_fp32=round(t32, 1), train_tok_s_auto=round(tau, 1), train_speedup=round(tau / t32, 2))
     print(res, flush=True)
 
