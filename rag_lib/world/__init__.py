@@ -6,19 +6,20 @@
 __all__ = ['INDUSTRIES', 'OCCUPATIONS', 'FOUNDER_OCCUPATIONS', 'KINDS', 'KIND_OF_OCC', 'REGIONS', 'ORIGINS', 'DIRECTIONS',
            'TITLE_ADJ', 'TITLE_NOUN', 'TITLE_OF', 'SEASONS', 'TEMPLATES', 'CHAINS', 'FIRST', 'SAME', 'NAME_SHAPES',
            'WorldConfig', 'Namer', 'Country', 'City', 'Org', 'Person', 'Work', 'render_paragraph', 'World',
-           'make_world', 'QuestionConfig', 'bridge_question', 'comparison_question', 'world_questions', 'load_world',
-           'check_world_questions', 'format_question']
+           'make_world', 'TEST_WORLD', 'VALIDATION_WORLD', 'names_of_test_world', 'QuestionConfig', 'bridge_question',
+           'comparison_question', 'world_questions', 'load_world', 'check_world_questions', 'format_question']
 
 # %% ../../nbs/02_world.ipynb #7c1c48cd
 from .vocab import INDUSTRIES, OCCUPATIONS, FOUNDER_OCCUPATIONS, KINDS, KIND_OF_OCC, REGIONS, ORIGINS
 from .vocab import DIRECTIONS, TITLE_ADJ, TITLE_NOUN, TITLE_OF, SEASONS, TEMPLATES, CHAINS, FIRST, SAME
 from .build import NAME_SHAPES, WorldConfig, Namer, Country, City, Org, Person, Work, render_paragraph
-from .build import World, make_world
+from .build import World, make_world, TEST_WORLD, VALIDATION_WORLD, names_of_test_world
 from .questions import QuestionConfig, bridge_question, comparison_question, world_questions, load_world
 from .questions import check_world_questions, format_question
 _all_ = [
     'INDUSTRIES', 'OCCUPATIONS', 'FOUNDER_OCCUPATIONS', 'KINDS', 'KIND_OF_OCC', 'REGIONS', 'ORIGINS', 'DIRECTIONS',
     'TITLE_ADJ', 'TITLE_NOUN', 'TITLE_OF', 'SEASONS', 'TEMPLATES', 'CHAINS', 'FIRST', 'SAME', 'NAME_SHAPES',
     'WorldConfig', 'Namer', 'Country', 'City', 'Org', 'Person', 'Work', 'render_paragraph', 'World', 'make_world',
+    'TEST_WORLD', 'VALIDATION_WORLD', 'names_of_test_world',
     'QuestionConfig', 'bridge_question', 'comparison_question', 'world_questions', 'load_world',
     'check_world_questions', 'format_question']

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/02b_world_build.ipynb #79b52a72
 from __future__ import annotations
-import dataclasses, random, re
+import dataclasses, functools, random, re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,8 +15,8 @@ from .vocab import (CHAINS, DIRECTIONS, FIRST, FOUNDER_OCCUPATIONS, INDUSTRIES, 
                                  TITLE_OF)
 
 # %% auto #0
-__all__ = ['NAME_SHAPES', 'WorldConfig', 'Namer', 'Country', 'City', 'Org', 'Person', 'Work', 'render_paragraph', 'World',
-           'make_world']
+__all__ = ['NAME_SHAPES', 'TEST_WORLD', 'VALIDATION_WORLD', 'WorldConfig', 'Namer', 'Country', 'City', 'Org', 'Person', 'Work',
+           'render_paragraph', 'World', 'names_of_test_world', 'make_world']
 
 # %% ../../nbs/02b_world_build.ipynb #553c729c
 @dataclass(frozen=True)
@@ -88,9 +88,9 @@ _RESERVED = _words_of(TEMPLATES, CHAINS, FIRST, SAME, INDUSTRIES, OCCUPATIONS, F
 
 # %% ../../nbs/02b_world_build.ipynb #31dc3e55
 class Namer:
-    "Draws fresh name tokens: none is a substring of another token or of a reserved word."
-    def __init__(self, rng: random.Random, reserved: set[str]):
-        self.rng, self.tokens, self._blob = rng, [], ' '.join(sorted(reserved))
+    "Draws fresh name tokens: none is a substring of another token (`taken` ones included) or of a reserved word."
+    def __init__(self, rng: random.Random, reserved: set[str], taken: tuple[str, ...] = ()):
+        self.rng, self.tokens, self._blob = rng, [t.lower() for t in taken], ' '.join(sorted(reserved))
 
     def ok(self, w: str) -> bool:
         "Whether `w` is 4-11 letters and collides with no token or reserved word."
@@ -262,11 +262,11 @@ def _population(rng, nm, cfg, cities):
         a.married = b.married = max(a.born, b.born) + rng.randint(20, 32)
     return orgs, founders, people
 
-def _works(rng, cfg, people, orgs):
-    "Works: every creative person gets one, the rest go to random creative people."
+def _works(rng, cfg, people, orgs, taken_titles=()):
+    "Works: every creative person gets one, the rest go to random creative people; titles avoid `taken_titles`."
     creators = [p for p in people if p.occupation in KIND_OF_OCC]
     owners = (creators + [rng.choice(creators) for _ in range(cfg.n_works)])[:cfg.n_works]
-    titles, works = [], []
+    titles, works = list(taken_titles), []
     for p in owners:
         kind = KIND_OF_OCC[p.occupation]
         title = _title(rng, titles)
@@ -312,14 +312,16 @@ def _context(e, world_entities) -> tuple[str, dict, list[str], tuple]:
         ['it'] + [f'the {n}' for n in K['nouns']], K['fillers']
 
 # %% ../../nbs/02b_world_build.ipynb #d7f03d6f
-def make_world(cfg: WorldConfig | None = None, **overrides) -> World:
-    "Generate the world of `cfg` (default `WorldConfig()`, fields overridable by keyword)."
-    cfg = dataclasses.replace(cfg or WorldConfig(), **overrides)
+TEST_WORLD = 0        # seed of the held-out test world: evaluated once per final policy, never trained or tuned on
+VALIDATION_WORLD = 9  # seed of the validation world: hyperparameters are chosen on it
+
+def _generate(cfg: WorldConfig, taken: tuple[str, ...] = (), taken_titles: tuple[str, ...] = ()):
+    "The world of `cfg` and its own name tokens; no token near a `taken` one, no title near a `taken_titles` one."
     rng = random.Random(cfg.seed)
-    nm = Namer(rng, _RESERVED)
+    nm = Namer(rng, _RESERVED, taken)
     countries, cities = _places(rng, nm, cfg)
     orgs, founders, people = _population(rng, nm, cfg, cities)
-    works = _works(rng, cfg, people, orgs)
+    works = _works(rng, cfg, people, orgs, taken_titles)
     entities = {e.name: e for e in [*countries, *cities, *orgs, *founders, *people, *works]}
     if len(entities) != len(countries) + len(cities) + len(orgs) + len(founders) + len(people) + len(works):
         raise RuntimeError("duplicate entity names")  # cannot happen with Namer; guards future edits
@@ -328,4 +330,17 @@ def make_world(cfg: WorldConfig | None = None, **overrides) -> World:
         kind, ctx, refs, fillers = _context(e, entities)
         sents, where = render_paragraph(rng, kind, ctx, refs, fillers)
         paragraphs[name], facts[name] = Paragraph(name, sents), where
-    return World(cfg, entities, paragraphs, facts)
+    return World(cfg, entities, paragraphs, facts), nm.tokens[len(taken):]
+
+@functools.cache
+def names_of_test_world() -> tuple[frozenset[str], frozenset[str]]:
+    "The name tokens (lowercase) and the work titles of the test world `WorldConfig(seed=TEST_WORLD)`."
+    world, tokens = _generate(WorldConfig(seed=TEST_WORLD))
+    return frozenset(tokens), frozenset(w.name for w in world.of_kind('work'))
+
+def make_world(cfg: WorldConfig | None = None, **overrides) -> World:
+    "Generate the world of `cfg` (default `WorldConfig()`, fields overridable by keyword); see the seeds' roles."
+    cfg = dataclasses.replace(cfg or WorldConfig(), **overrides)
+    if cfg.seed == TEST_WORLD: return _generate(cfg)[0]
+    tokens, titles = names_of_test_world()  # any other world avoids every name and title of the test world
+    return _generate(cfg, tuple(sorted(tokens)), tuple(sorted(titles)))[0]
