@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from ..core import COMPUTE_DTYPES, fields_help, parse_value, resolve_compute, to_jsonable
 from ..grpo import GRPOLossConfig
+from ..world import TEST_WORLD, VALIDATION_WORLD
 
 # %% auto #0
 __all__ = ['LORA_TARGETS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields', 'help_fields', 'config_to_dict',
@@ -38,9 +39,9 @@ def _check_policy_fields(c):
     if bad or not c.lora_targets:
         raise ValueError(f'{type(c).__name__}.lora_targets must be a non-empty subset of {LORA_TARGETS}, '
                          f'not {c.lora_targets!r}')
-    if not c.train_worlds or 0 in c.train_worlds:
-        raise ValueError(f'{type(c).__name__}.train_worlds must list world seeds other than 0 '
-                         f'(seed 0 is the evaluation world), not {c.train_worlds!r}')
+    if not c.train_worlds or TEST_WORLD in c.train_worlds or VALIDATION_WORLD in c.train_worlds:
+        raise ValueError(f'{type(c).__name__}.train_worlds must list world seeds other than {TEST_WORLD} (the test '
+                         f'world) and {VALIDATION_WORLD} (the validation world), not {c.train_worlds!r}')
     if c.world_questions < 2:
         raise ValueError(f'{type(c).__name__}.world_questions must be >= 2, not {c.world_questions}')
 
@@ -67,7 +68,7 @@ class StageConfig:
         'help': "T, the GRASP agent's turn budget (the teacher acts through it; GRPO: the reward's T) (GRASP: 10)"})
     # data and run
     train_worlds: tuple = field(default=(1,), metadata={
-        'help': 'seeds of the generated worlds trained on (0, the evaluation world, is held out)'})
+        'help': 'seeds of the generated worlds trained on (not 0, the test world, nor 9, the validation world)'})
     world_questions: int = field(default=300, metadata={'help': 'questions per training world'})
     seed: int = field(default=0, metadata={
         'help': 'seeds LoRA init, the data order and (GRPO) every rollout (with step and trajectory key)'})
