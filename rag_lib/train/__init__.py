@@ -11,7 +11,8 @@ __all__ = ['LORA_TARGETS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fie
            'load_checkpoint', 'latest_checkpoint', 'cut_log', 'start_run', 'train_grpo', 'template_ids',
            'TeacherBackend', 'Goal', 'RELATION_WORDS', 'teacher_plan', 'GraspTeacher', 'teacher_trajectories',
            'sft_update', 'train_sft', 'reference_dir', 'METRICS', 'heldout_world', 'evaluate', 'summarize', 'run_eval',
-           'tool_transitions', 'starts_with', 'chain_grpo_config', 'chain_training', 'STAGES', 'main']
+           'tool_transitions', 'starts_with', 'question_group', 'constant_rows', 'by_group', 'chain_grpo_config',
+           'chain_training', 'STAGES', 'main']
 
 # %% ../../nbs/13a_train.ipynb #921aef86
 from .config import (
@@ -33,7 +34,7 @@ from .sft import (
     sft_update, train_sft)
 from .evaluate import (
     reference_dir, METRICS, heldout_world, evaluate, summarize, run_eval,
-    tool_transitions, starts_with)
+    tool_transitions, starts_with, question_group, constant_rows, by_group)
 from .chain import (
     chain_grpo_config, chain_training)
 from rag_lib.train.cli import (
@@ -47,4 +48,5 @@ _all_ = ['LORA_TARGETS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_field
          'latest_checkpoint', 'cut_log', 'start_run', 'train_grpo', 'template_ids', 'TeacherBackend', 'Goal',
          'RELATION_WORDS', 'teacher_plan', 'GraspTeacher', 'teacher_trajectories', 'sft_update', 'train_sft',
          'reference_dir', 'METRICS', 'heldout_world', 'evaluate', 'summarize', 'run_eval', 'tool_transitions',
-         'starts_with', 'chain_grpo_config', 'chain_training', 'STAGES', 'main']
+         'starts_with', 'question_group', 'constant_rows', 'by_group', 'chain_grpo_config', 'chain_training',
+         'STAGES', 'main']

@@ -11,14 +11,15 @@ from typing import Sequence
 
 from ..core import atomic_write_text, write_jsonl
 from ..data import Question
-from ..metrics import exact_match, mean_ci
+from ..metrics import exact_match, f1_score, mean_ci, normalize_answer
 from ..llm import TransformersBackend
 from ..agents import Runner, Trajectory
 from ..reward import RewardConfig, trajectory_reward
 from .loop import grasp_agent
 
 # %% auto #0
-__all__ = ['METRICS', 'reference_dir', 'heldout_world', 'evaluate', 'summarize', 'run_eval', 'tool_transitions', 'starts_with']
+__all__ = ['METRICS', 'reference_dir', 'heldout_world', 'evaluate', 'summarize', 'question_group', 'constant_rows', 'by_group',
+           'run_eval', 'tool_transitions', 'starts_with']
 
 # %% ../../nbs/13h_train_evaluate.ipynb #ab5d167c
 def reference_dir() -> Path:
@@ -38,14 +39,13 @@ def heldout_world(n: int = 100, seed: int = 42):
 def evaluate(backend, retrieval, questions: Sequence[Question], max_turns: int, name: str = 'grasp',
              log: str | Path | None = None, max_live: int = 16) -> tuple[list[Trajectory], list[dict]]:
     "Greedy trajectories of the GRASP agent on `backend` for `questions`, and one row of metrics per question."
-    from rag_lib.metrics import f1_score
     agent = grasp_agent(backend, retrieval, max_turns, name)
     trajs = Runner(agent, backend, max_live=max_live, log=log, progress=False).run(questions)
     cfg, by_id = RewardConfig(max_turns=max_turns), {q.id: q for q in questions}
     rows = []
     for t in trajs:
         q = by_id[t.qid]; r = trajectory_reward(t, q, retrieval.corpus, cfg)
-        rows.append({'policy': name, 'qid': t.qid, 'em': exact_match(t.answer, q.answers),
+        rows.append({'policy': name, 'qid': t.qid, 'group': question_group(q), 'em': exact_match(t.answer, q.answers),
                      'f1': f1_score(t.answer, q.answers),
                      'reward': r['total'], **{k: r[k] for k in ('accuracy', 'grounded', 'complementary', 'efficiency')},
                      'turns': len(t.steps), 'answered': t.status == 'answered'})
@@ -54,6 +54,29 @@ def evaluate(backend, retrieval, questions: Sequence[Question], max_turns: int, 
 def summarize(rows: Sequence[dict], metrics: Sequence[str] = METRICS) -> dict:
     "{metric: (mean, low, high)}, the 95% bootstrap interval over questions."
     return {m: mean_ci([r[m] for r in rows]) for m in metrics}
+
+# %% ../../nbs/13h_train_evaluate.ipynb #d6cc3731
+def question_group(q: Question) -> str:
+    "The group a question is reported in: 'yes/no' when its gold answer is yes or no, else its type (or 'other')."
+    return 'yes/no' if normalize_answer(q.answer) in ('yes', 'no') else (q.type or 'other')
+
+def constant_rows(questions: Sequence[Question], answer: str = 'yes', name: str = 'always-yes') -> list[dict]:
+    "Rows (policy, qid, group, em, f1) of an answerer that gives `answer` to every question."
+    return [{'policy': name, 'qid': q.id, 'group': question_group(q), 'em': exact_match(answer, q.answers),
+             'f1': f1_score(answer, q.answers)} for q in questions]
+
+def by_group(rows: Sequence[dict], metrics: Sequence[str] = ('em', 'f1')) -> list[dict]:
+    "Per policy and question group, then 'all': n and each metric's mean with its 95% bootstrap interval."
+    out = []
+    for pol in sorted({r['policy'] for r in rows}):
+        mine = [r for r in rows if r['policy'] == pol]
+        for g in [*sorted({r['group'] for r in mine}), 'all']:
+            sel = [r for r in mine if g == 'all' or r['group'] == g]
+            row = {'policy': pol, 'group': g, 'n': len(sel)}
+            for m in metrics:
+                row[m], row[f'{m}_low'], row[f'{m}_high'] = mean_ci([r[m] for r in sel])
+            out.append(row)
+    return out
 
 # %% ../../nbs/13h_train_evaluate.ipynb #5b07774d
 def _adapter_dir(policy: str) -> str | None:
@@ -82,7 +105,8 @@ def run_eval(out: str | Path, policy: str = 'base', name: str | None = None, que
     summ = {'policy': name, 'adapter': adapter, 'questions': len(rows), 'max_turns': max_turns,
             'compute_dtype': backend.compute_dtype, 'bf16_min_rows': backend.bf16_min_rows,
             'seconds': round(time.perf_counter() - t0, 1),
-            **{m: list(v) for m, v in summarize(rows).items()}}
+            **{m: list(v) for m, v in summarize(rows).items()},
+            'by_group': by_group(rows + constant_rows(qs))}   # beside the always-"yes" answerer
     atomic_write_text(out / f'{name}.summary.json', json.dumps(summ, indent=1))
     return summ
 
