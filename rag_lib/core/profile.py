@@ -137,8 +137,8 @@ class Profile:
 
     @property
     def run_id(self) -> str:
-        "`<name>-<hash of the resolved profile>`: the folder a run of this profile writes to."
-        return f'{self.name}-{stable_hash(self.to_dict(), 10)}'
+        "`<name>-<hash of the resolved profile>` (its compute made concrete): the folder a run of it writes to."
+        return f'{self.name}-{stable_hash(resolved_compute(self).to_dict(), 10)}'
 
 # %% ../../nbs/00c_core_profile.ipynb #504e53e4
 def _base_type(tp) -> type:
