@@ -13,11 +13,12 @@ from ..grpo import GRPOLossConfig
 from ..world import TEST_WORLD, VALIDATION_WORLD
 
 # %% auto #0
-__all__ = ['LORA_TARGETS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields', 'help_fields', 'config_to_dict',
-           'config_from_dict', 'override_value', 'apply_overrides']
+__all__ = ['LORA_TARGETS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields', 'help_fields',
+           'config_to_dict', 'config_from_dict', 'override_value', 'apply_overrides']
 
 # %% ../../nbs/13b_train_config.ipynb #149b6279
 LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
+SFT_AGENTS = ('grasp', 'react')   # the agents a warm start can teach (`train.teacher.TEACHERS`)
 
 def _positive(obj, *names):
     "Raise ValueError naming the first field of `obj` among `names` that is not > 0."
@@ -149,13 +150,17 @@ class GRPOConfig(StageConfig):
 # %% ../../nbs/13b_train_config.ipynb #fa74f305
 @dataclass(frozen=True)
 class SFTConfig(StageConfig):
-    "Knobs of the warm start: supervised fine-tuning on the scripted teacher's correct GRASP trajectories."
+    "Knobs of the warm start: supervised fine-tuning on the scripted teacher's correct GRASP (or ReAct) trajectories."
     ORDER: ClassVar[tuple] = (
         'epochs', 'batch_size', 'lr', 'betas', 'weight_decay', 'warmup_steps', 'grad_clip', 'model', 'lora_rank',
-        'lora_alpha', 'lora_targets', 'lora_layers', 'max_turns', 'train_worlds', 'world_questions', 'seed',
+        'lora_alpha', 'lora_targets', 'lora_layers', 'agent', 'max_turns', 'train_worlds', 'world_questions', 'seed',
         'micro_batch', 'checkpoint_every', 'threads', 'compute_dtype', 'bf16_min_rows')
     epochs: int = field(default=2, metadata={'help': 'passes over the teacher trajectories'})
     batch_size: int = field(default=16, metadata={'help': 'trajectories per optimizer update'})
+    agent: str = field(default='grasp', metadata={'choices': SFT_AGENTS, 'help':
+        "the agent the teacher acts through and the policy learns to be: 'grasp' (GRASP's, the GRPO stage's) or "
+        "'react' (the bridge study's ReAct agent; give it the study's max_turns, 4 on cpu: its observations count "
+        'the turns left)'})
     lr: float = field(default=3e-4, metadata={'help': 'AdamW learning rate (a usual LoRA rate)'})
     weight_decay: float = field(default=0.0, metadata={'help': 'AdamW weight decay'})
     warmup_steps: int = field(default=2, metadata={'help': 'linear learning-rate warmup, in optimizer updates'})
@@ -165,6 +170,8 @@ class SFTConfig(StageConfig):
     def __post_init__(self):
         super().__post_init__()
         _positive(self, 'epochs', 'batch_size')
+        if self.agent not in SFT_AGENTS:
+            raise ValueError(f'SFTConfig.agent must be one of {SFT_AGENTS}, not {self.agent!r}')
         if self.micro_batch > self.batch_size:
             raise ValueError(f'SFTConfig.micro_batch ({self.micro_batch}) exceeds batch_size ({self.batch_size})')
 

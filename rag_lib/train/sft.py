@@ -56,7 +56,8 @@ def train_sft(cfg: SFTConfig, out: str | Path,
     policy = (policy or policy_for(cfg)).set_compute(cfg.compute_dtype, cfg.bf16_min_rows)
     if not (out / 'teacher.json').exists():
         t0 = time.perf_counter()
-        trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns)
+        trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns,
+                                            agent=cfg.agent)
         (out / 'teacher.jsonl').unlink(missing_ok=True); save_trajectories(out / 'teacher.jsonl', trajs)
         atomic_write_text(out / 'teacher.json',
                           json.dumps({**stats, 'seconds': round(time.perf_counter() - t0, 3)}, indent=1))
