@@ -11,6 +11,7 @@ from pathlib import Path
 from ..core import (
     PROFILES, Profile, atomic_write_text, compute_report, data_dir, dir_fingerprint, file_sha256, profile_path,
     project_root, read_jsonl, resolve_profile, source_digest, stable_hash)
+from ..core.profile import resolved_compute
 from .artifacts import NOTEBOOK_ENV, RUN_DIR_ENV, artifacts_root
 from .claims import recorded_claims, render_claims
 from .preflight import check_profile, find_encoder, find_llm, real_datasets
@@ -197,7 +198,8 @@ def _child_cpu() -> float:
 def _why_not_promoted(prof: Profile, promote_default: bool, partial: str | None) -> str | None:
     "Why a run of `prof` is not promoted into artifacts/ (None: it is)."
     if partial: return partial
-    diff = [k for k, v in prof.to_dict().items() if v != PROFILES['cpu'].to_dict()[k]]
+    default = resolved_compute(PROFILES['cpu']).to_dict()   # the default as resolved on this machine
+    diff = [k for k, v in prof.to_dict().items() if v != default[k]]
     if diff: return 'the profile differs from the default cpu profile in ' + ', '.join(diff)
     if not promote_default: return 'promotion turned off'
     return None

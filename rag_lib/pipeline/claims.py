@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import PROFILES, Profile, append_jsonl, read_jsonl
+from ..core.profile import resolved_compute
 from .artifacts import current_notebook, run_output_dir
 
 # %% auto #0
@@ -178,7 +179,8 @@ def render_claims(records: dict,  # claim id -> {variant: record} (`recorded_cla
                   chain: list[str],  # stems of all experiment notebooks
                   ran: list[str]) -> str:  # stems of the notebooks whose outputs this run holds
     "CLAIMS.md: every claim of both papers, the paper's number and this run's, pass/fail where pre-registered."
-    diff = {k: v for k, v in profile.to_dict().items() if v != PROFILES['cpu'].to_dict().get(k)}
+    default = resolved_compute(PROFILES['cpu']).to_dict()   # the default as resolved on this machine
+    diff = {k: v for k, v in profile.to_dict().items() if v != default.get(k)}
     differs = f' (differs from `cpu` in: {", ".join(f"{k}={v}" for k, v in sorted(diff.items()))})'
     lines = ['# Claims of the papers, measured by this run', '',
              f'Run `{profile.run_id}` of profile `{profile.name}`' + (differs if diff else ' (the default)') +
