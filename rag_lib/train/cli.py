@@ -12,7 +12,7 @@ from .config import GRPOConfig, SFTConfig, apply_overrides, help_fields
 from .loop import latest_checkpoint, train_grpo
 from .sft import train_sft
 from ..core import COMPUTE_DTYPES
-from .evaluate import METRICS, run_eval
+from .evaluate import EVAL_AGENTS, METRICS, run_eval
 
 # %% auto #0
 __all__ = ['STAGES', 'main']
@@ -33,7 +33,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument('--policy', default='base', help="eval: 'base', a LoRA folder, or a run folder holding adapter/")
     ap.add_argument('--name', help='eval: the policy name in the outputs (default: base, or the run folder name)')
     ap.add_argument('--questions', type=int, default=100,
-                    help='eval: held-out world questions (world 0, sample seed 42)')
+                    help='eval: held-out world questions (sample seed 42)')
+    ap.add_argument('--world', type=int, default=0,
+                    help='eval: 0, the test world (once per final policy), or 9, the validation world')
+    ap.add_argument('--agent', default='grasp', choices=EVAL_AGENTS,
+                    help="eval: the agent the policy acts as: GRASP's or the bridge study's ReAct (give --max-turns 4)")
     ap.add_argument('--max-turns', type=int, default=8, help='eval: GRASP turn budget')
     ap.add_argument('--threads', type=int, default=None, help='eval: torch threads')
     ap.add_argument('--compute-dtype', default='auto', choices=COMPUTE_DTYPES,
@@ -46,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     a = ap.parse_args(argv)
     if a.stage == 'eval':
-        s = run_eval(a.out, a.policy, a.name, a.questions, a.max_turns, a.threads, compute_dtype=a.compute_dtype)
+        s = run_eval(a.out, a.policy, a.name, a.questions, a.max_turns, a.threads, compute_dtype=a.compute_dtype,
+                     world=a.world, agent=a.agent)
         print(f"{s['policy']}: " + ', '.join(f'{m} {v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]'
                                             for m, v in s.items() if m in METRICS))
         print(f'results: {Path(a.out).resolve()}/{s["policy"]}.(trajectories|rows).jsonl, {s["policy"]}.summary.json')

@@ -18,8 +18,8 @@ from ..reward import RewardConfig, trajectory_reward
 from .loop import grasp_agent
 
 # %% auto #0
-__all__ = ['METRICS', 'reference_dir', 'heldout_world', 'evaluate', 'summarize', 'question_group', 'constant_rows', 'by_group',
-           'run_eval', 'tool_transitions', 'starts_with']
+__all__ = ['METRICS', 'EVAL_AGENTS', 'reference_dir', 'heldout_world', 'evaluate', 'summarize', 'question_group', 'constant_rows',
+           'by_group', 'run_eval', 'tool_transitions', 'starts_with']
 
 # %% ../../nbs/13h_train_evaluate.ipynb #ab5d167c
 def reference_dir() -> Path:
@@ -29,17 +29,24 @@ def reference_dir() -> Path:
 
 METRICS = ('em', 'f1', 'reward', 'accuracy', 'grounded', 'complementary', 'efficiency', 'turns')
 
-def heldout_world(n: int = 100, seed: int = 42):
-    "The evaluation sample of world 0 (`n` questions drawn with `seed`, as the default chain), a `Retrieval` of it."
+def heldout_world(n: int = 100, seed: int = 42,
+                  world: int = 0):  # 0: the test world (`world.TEST_WORLD`); 9: the validation world
+    "A sample of world `world` (`n` questions drawn with `seed`; world 0 is the default chain's), a `Retrieval` of it."
     from rag_lib.corpus import load_benchmark
     from rag_lib.retrieval import Retrieval
-    b = load_benchmark('world', n=n, seed=seed, corpus_scope='sample', world_seed=0)
+    b = load_benchmark('world', n=n, seed=seed, corpus_scope='sample', world_seed=world)
     return b.questions, Retrieval(b.corpus)
 
+EVAL_AGENTS = ('grasp', 'react')   # the agents a policy is evaluated as: GRASP's, or the bridge study's ReAct
+
 def evaluate(backend, retrieval, questions: Sequence[Question], max_turns: int, name: str = 'grasp',
-             log: str | Path | None = None, max_live: int = 16) -> tuple[list[Trajectory], list[dict]]:
-    "Greedy trajectories of the GRASP agent on `backend` for `questions`, and one row of metrics per question."
-    agent = grasp_agent(backend, retrieval, max_turns, name)
+             log: str | Path | None = None, max_live: int = 16,
+             agent: str = 'grasp',  # 'grasp' (`loop.grasp_agent`) or 'react' (`teacher.react_agent`)
+            ) -> tuple[list[Trajectory], list[dict]]:
+    "Greedy trajectories of the GRASP (or ReAct) agent on `backend` for `questions`, and one row of metrics each."
+    if agent not in EVAL_AGENTS: raise ValueError(f'agent must be one of {EVAL_AGENTS}, not {agent!r}')
+    from rag_lib.train.teacher import react_agent
+    agent = (grasp_agent if agent == 'grasp' else react_agent)(backend, retrieval, max_turns, name)
     trajs = Runner(agent, backend, max_live=max_live, log=log, progress=False).run(questions)
     cfg, by_id = RewardConfig(max_turns=max_turns), {q.id: q for q in questions}
     rows = []
@@ -90,19 +97,23 @@ def _adapter_dir(policy: str) -> str | None:
     return str(p)
 
 def run_eval(out: str | Path, policy: str = 'base', name: str | None = None, questions: int = 100, max_turns: int = 8,
-             threads: int | None = None, model: str = 'smollm2', compute_dtype: str = 'auto') -> dict:
-    "Evaluate a policy on the held-out world questions into folder `out` (resumable); the summary."
+             threads: int | None = None, model: str = 'smollm2', compute_dtype: str = 'auto',
+             world: int = 0,  # 0: the test world; 9: the validation world (`heldout_world`)
+             agent: str = 'grasp') -> dict:  # 'grasp' or 'react' (`evaluate`)
+    "Evaluate a policy on held-out world questions into folder `out` (resumable); the summary."
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     adapter = _adapter_dir(policy)
     name = name or ('base' if adapter is None else Path(adapter).parent.name if Path(adapter).name == 'adapter'
                     else Path(adapter).name)
-    qs, retrieval = heldout_world(questions)
+    qs, retrieval = heldout_world(questions, world=world)
     backend = TransformersBackend(model, adapter=adapter, threads=threads, name=name, compute_dtype=compute_dtype)
     t0 = time.perf_counter()
-    _, rows = evaluate(backend, retrieval, qs, max_turns, name='grasp', log=out / f'{name}.trajectories.jsonl')
+    _, rows = evaluate(backend, retrieval, qs, max_turns, name=agent, log=out / f'{name}.trajectories.jsonl',
+                       agent=agent)
     for r in rows: r['policy'] = name
     write_jsonl(out / f'{name}.rows.jsonl', rows)
-    summ = {'policy': name, 'adapter': adapter, 'questions': len(rows), 'max_turns': max_turns,
+    summ = {'policy': name, 'adapter': adapter, 'world': world, 'agent': agent, 'questions': len(rows),
+            'max_turns': max_turns,
             'compute_dtype': backend.compute_dtype, 'bf16_min_rows': backend.bf16_min_rows,
             'seconds': round(time.perf_counter() - t0, 1),
             **{m: list(v) for m, v in summarize(rows).items()},

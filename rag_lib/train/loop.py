@@ -22,9 +22,9 @@ from .policy import Policy, policy_for
 from .batches import logit_rows, micro_batches, sequence_logprobs, swapped, training_sequence
 
 # %% auto #0
-__all__ = ['ADDITIVE', 'PER_TOKEN', 'lr_at', 'make_optimizer', 'optimizer_step', 'grpo_update', 'world_data', 'step_questions',
-           'step_seed', 'grasp_agent', 'rollouts', 'score', 'save_checkpoint', 'load_checkpoint', 'latest_checkpoint',
-           'cut_log', 'start_run', 'train_grpo']
+__all__ = ['ADDITIVE', 'PER_TOKEN', 'EXTENDABLE', 'lr_at', 'make_optimizer', 'optimizer_step', 'grpo_update', 'world_data',
+           'step_questions', 'step_seed', 'grasp_agent', 'rollouts', 'score', 'save_checkpoint', 'load_checkpoint',
+           'latest_checkpoint', 'cut_log', 'start_run', 'train_grpo']
 
 # %% ../../nbs/13e_train_loop.ipynb #dc8b6cf6
 # normalized by the whole update's counts: summed over micro-batches
@@ -197,21 +197,29 @@ def cut_log(path: str | Path, step: int, key: str = 'step') -> int:
     return len(recs) - len(keep)
 
 # %% ../../nbs/13e_train_loop.ipynb #9636f506
+EXTENDABLE = {'warm-start': 'epochs', 'grpo': 'steps'}   # the field a run may be resumed with more of
+
 def start_run(out: Path, cfg, stage: str) -> None:
-    "Create `out` with its config, or check that the run there has the same one (`threads` may differ: how, not what)."
+    "Create `out` with its config, or check that the run there has the same one, or the same made longer."
     out.mkdir(parents=True, exist_ok=True)
-    rec = {'stage': stage, 'config': config_to_dict(cfg)}
-    f = out / 'config.json'
-    what = lambda r: {**r, 'config': {k: v for k, v in r.get('config', {}).items() if k != 'threads'}}
-    if f.exists():
-        old = json.loads(f.read_text())
-        if what(old) != what(json.loads(json.dumps(rec))):
-            diff = sorted(k for k in set(old.get('config', {})) | set(rec['config'])
-                          if old.get('config', {}).get(k) != rec['config'].get(k))
-            raise ValueError(f'{out} holds a {old.get("stage")} run with another config '
-                             f'(differs in {diff or ["stage"]}); '
-                             'resume it with the same config or use a new folder')
-    else: atomic_write_text(f, json.dumps(rec, indent=1, sort_keys=True))
+    rec = json.loads(json.dumps({'stage': stage, 'config': config_to_dict(cfg)}))
+    f, grow = out / 'config.json', EXTENDABLE.get(stage)
+    what = lambda r: {**r, 'config': {k: v for k, v in r.get('config', {}).items() if k not in ('threads', grow)}}
+    if not f.exists():
+        atomic_write_text(f, json.dumps(rec, indent=1, sort_keys=True)); return
+    old = json.loads(f.read_text())
+    if what(old) != what(rec):
+        diff = sorted(k for k in set(old.get('config', {})) | set(rec['config'])
+                      if old.get('config', {}).get(k) != rec['config'].get(k))
+        raise ValueError(f'{out} holds a {old.get("stage")} run with another config '
+                         f'(differs in {diff or ["stage"]}); '
+                         'resume it with the same config or use a new folder')
+    was, now = old['config'].get(grow), rec['config'].get(grow)
+    if now < was:
+        raise ValueError(f'{out} holds a run of {grow}={was}; it can be resumed with as many or more, not {now}')
+    if now > was:   # a longer run: its first updates are the ones done, its final weights come later
+        for d in ('adapter', 'model'): shutil.rmtree(out / d, ignore_errors=True)
+        atomic_write_text(f, json.dumps(rec, indent=1, sort_keys=True))
 
 def _reference(out: Path, policy: Policy) -> dict[str, torch.Tensor]:
     "The reference weights: saved by the run's first start, read back by every later one."

@@ -17,8 +17,8 @@ from ..agents import ReActAgent, ReActConfig, Runner, Trajectory
 from .loop import grasp_agent
 
 # %% auto #0
-__all__ = ['RELATION_WORDS', 'TEACHERS', 'template_ids', 'TeacherBackend', 'Goal', 'teacher_plan', 'own_context', 'PlanTeacher',
-           'GraspTeacher', 'react_agent', 'react_plan', 'ReActTeacher', 'teacher_trajectories']
+__all__ = ['RELATION_WORDS', 'TEACHERS', 'template_ids', 'TeacherBackend', 'Goal', 'teacher_plan', 'plan_thought', 'own_context',
+           'PlanTeacher', 'GraspTeacher', 'react_agent', 'react_plan', 'ReActTeacher', 'teacher_trajectories']
 
 # %% ../../nbs/13f_train_teacher.ipynb #e07536d9
 def template_ids(backend: TransformersBackend,  # the backend whose constrained decoder is imitated
@@ -111,7 +111,8 @@ def teacher_plan(q: Question, rule_traj: Trajectory, rule) -> tuple[list[Goal], 
     doc = min(first, key=lambda d: (-len(normalize_text(bare_title(title(d)))),
                                     -len(stems(rule.corpus.text(d)) & stems(text))))
     word = lambda i: RELATION_WORDS[chain[i]]
-    goals = [Goal('semantic_search', query, title(doc), f'I need the {word(0)} of {bare_title(title(doc))}.')]
+    goals = [Goal('semantic_search', query, title(doc), plan_thought([word(i) for i in range(len(chain))],
+                                                                     bare_title(title(doc))))]
     for i, rel in enumerate(chain[:-1]):
         vals = rule.values(doc, rel, text)
         if not vals: return None
@@ -125,6 +126,11 @@ def teacher_plan(q: Question, rule_traj: Trajectory, rule) -> tuple[list[Goal], 
     vals = rule.values(doc, chain[-1], text)
     if not vals or normalize_text(vals[0]) != normalize_text(rule_traj.answer): return None
     return goals, vals[0], f'The {word(len(chain) - 1)} of {bare_title(title(doc))} is {vals[0]}.'
+
+def plan_thought(words: Sequence[str], entity: str) -> str:
+    "The first thought of a bridge plan: the whole relation chain `words` (first hop first) from `entity`, then hop 1."
+    whole = ' of the '.join(reversed(words))
+    return f'I need the {whole} of {entity}.' + (f' First, the {words[0]} of {entity}.' if len(words) > 1 else '')
 
 def _result_number(shown: str, title: str) -> int | None:
     "The smallest result number shown for paragraph `title` ('(n) title: ...' lines), or None."
