@@ -74,19 +74,23 @@ class LLMReader:
         return stable_hash(['llm-reader', self.backend.fingerprint, self.system, READER_PROMPT, ZERO_SHOT_PROMPT,
                             self.max_answer_tokens, self.max_doc_chars])
 
+    def request(self, question: str, doc: str | None, key: str | None = None) -> 'Request':
+        "The constrained `Answer:` request for `question` given document text `doc` (None: the question alone)."
+        from rag_lib.llm import Request
+        b, d = self.backend, doc
+        if d is not None and self.max_doc_chars is not None and len(d) > self.max_doc_chars:
+            d = d[:self.max_doc_chars].rsplit(' ', 1)[0] + ' ...'
+        user = READER_PROMPT.format(doc=d, question=question) if d is not None else ZERO_SHOT_PROMPT.format(
+            question=question)
+        ids = b.encode(b.chat([{'role': 'system', 'content': self.system}, {'role': 'user', 'content': user}]))
+        return Request(ids, self.max_answer_tokens + 8, self.template, key=key)
+
     def __call__(self, items: list[tuple[str, str | None]]) -> list[str]:
         "Answers to (question, document text or None) pairs, in order."
-        from rag_lib.llm import Request
         b, out = self.backend, []
         head = b.encode(b.chat([{'role': 'system', 'content': self.system}], add_generation_prompt=False))
         b.cache_prefix(head)
-        reqs = []
-        for q, d in items:
-            if d is not None and self.max_doc_chars is not None and len(d) > self.max_doc_chars:
-                d = d[:self.max_doc_chars].rsplit(' ', 1)[0] + ' ...'
-            user = READER_PROMPT.format(doc=d, question=q) if d is not None else ZERO_SHOT_PROMPT.format(question=q)
-            ids = b.encode(b.chat([{'role': 'system', 'content': self.system}, {'role': 'user', 'content': user}]))
-            reqs.append(Request(ids, self.max_answer_tokens + 8, self.template))
+        reqs = [self.request(q, d) for q, d in items]
         for i in range(0, len(reqs), self.batch):
             for c in b.generate(reqs[i:i + self.batch]):
                 v = self.template.parse(c.text + '\n')

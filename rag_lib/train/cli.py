@@ -13,6 +13,7 @@ from .loop import latest_checkpoint, train_grpo
 from .sft import train_sft
 from ..core import COMPUTE_DTYPES
 from .evaluate import EVAL_AGENTS, METRICS, run_eval
+from .reader import run_reader_eval
 
 # %% auto #0
 __all__ = ['STAGES', 'main']
@@ -36,8 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help='eval: held-out world questions (sample seed 42)')
     ap.add_argument('--world', type=int, default=0,
                     help='eval: 0, the test world (once per final policy), or 9, the validation world')
-    ap.add_argument('--agent', default='grasp', choices=EVAL_AGENTS,
-                    help="eval: the agent the policy acts as: GRASP's or the bridge study's ReAct (give --max-turns 4)")
+    ap.add_argument('--agent', default='grasp', choices=(*EVAL_AGENTS, 'reader'),
+                    help="eval: the agent the policy acts as: GRASP's or the bridge study's ReAct (give --max-turns 4), "
+                         "or 'reader': a reader on the cases of `train.reader.reader_eval`")
     ap.add_argument('--max-turns', type=int, default=8, help='eval: GRASP turn budget')
     ap.add_argument('--threads', type=int, default=None, help='eval: torch threads')
     ap.add_argument('--compute-dtype', default='auto', choices=COMPUTE_DTYPES,
@@ -49,6 +51,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(help_fields(SFTConfig) + '\n\n' + help_fields(GRPOConfig))
         return 0
     a = ap.parse_args(argv)
+    if a.stage == 'eval' and a.agent == 'reader':
+        s = run_reader_eval(a.out, a.policy, a.name, a.questions, a.world, a.threads, compute_dtype=a.compute_dtype)
+        for r in s['by_case']:
+            print(f"{r['case']:>9} {r['group']:>10} n={r['n']:<4} em {r['em']:.3f} f1 {r['f1']:.3f} "
+                  f"[{r['f1_ci'][0]:.3f}, {r['f1_ci'][1]:.3f}] abstained {r['abstained']:.3f}")
+        print(f'results: {Path(a.out).resolve()}/{s["policy"]}.reader-(rows.jsonl|summary.json)')
+        return 0
     if a.stage == 'eval':
         s = run_eval(a.out, a.policy, a.name, a.questions, a.max_turns, a.threads, compute_dtype=a.compute_dtype,
                      world=a.world, agent=a.agent)

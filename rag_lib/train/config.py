@@ -18,7 +18,7 @@ __all__ = ['LORA_TARGETS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig', 'SFTConfig
 
 # %% ../../nbs/13b_train_config.ipynb #149b6279
 LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
-SFT_AGENTS = ('grasp', 'react')   # the agents a warm start can teach (`train.teacher.TEACHERS`)
+SFT_AGENTS = ('grasp', 'react', 'reader')   # the roles a warm start can teach (`train.teacher`, `train.reader`)
 
 def _positive(obj, *names):
     "Raise ValueError naming the first field of `obj` among `names` that is not > 0."
@@ -160,7 +160,7 @@ class SFTConfig(StageConfig):
     agent: str = field(default='grasp', metadata={'choices': SFT_AGENTS, 'help':
         "the agent the teacher acts through and the policy learns to be: 'grasp' (GRASP's, the GRPO stage's) or "
         "'react' (the bridge study's ReAct agent; give it the study's max_turns, 4 on cpu: its observations count "
-        'the turns left)'})
+        "the turns left) or 'reader' (SRU's and the single-step baselines' reader: `train.reader`)"})
     lr: float = field(default=3e-4, metadata={'help': 'AdamW learning rate (a usual LoRA rate)'})
     weight_decay: float = field(default=0.0, metadata={'help': 'AdamW weight decay'})
     warmup_steps: int = field(default=2, metadata={'help': 'linear learning-rate warmup, in optimizer updates'})

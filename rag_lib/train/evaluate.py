@@ -19,7 +19,7 @@ from .loop import grasp_agent
 
 # %% auto #0
 __all__ = ['METRICS', 'EVAL_AGENTS', 'reference_dir', 'heldout_world', 'evaluate', 'summarize', 'question_group', 'constant_rows',
-           'by_group', 'run_eval', 'tool_transitions', 'starts_with']
+           'by_group', 'adapter_dir', 'run_eval', 'tool_transitions', 'starts_with']
 
 # %% ../../nbs/13h_train_evaluate.ipynb #ab5d167c
 def reference_dir() -> Path:
@@ -86,7 +86,7 @@ def by_group(rows: Sequence[dict], metrics: Sequence[str] = ('em', 'f1')) -> lis
     return out
 
 # %% ../../nbs/13h_train_evaluate.ipynb #5b07774d
-def _adapter_dir(policy: str) -> str | None:
+def adapter_dir(policy: str) -> str | None:
     "None for 'base', else the LoRA folder `policy` names (a run folder's `adapter/` if it has one)."
     if policy == 'base': return None
     p = Path(policy)
@@ -102,7 +102,7 @@ def run_eval(out: str | Path, policy: str = 'base', name: str | None = None, que
              agent: str = 'grasp') -> dict:  # 'grasp' or 'react' (`evaluate`)
     "Evaluate a policy on held-out world questions into folder `out` (resumable); the summary."
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
-    adapter = _adapter_dir(policy)
+    adapter = adapter_dir(policy)
     name = name or ('base' if adapter is None else Path(adapter).parent.name if Path(adapter).name == 'adapter'
                     else Path(adapter).name)
     qs, retrieval = heldout_world(questions, world=world)

@@ -10,7 +10,7 @@ from typing import Sequence
 
 import torch
 
-from ..core import append_jsonl, atomic_write_text, set_threads, stable_hash
+from ..core import append_jsonl, atomic_write_text, read_jsonl, set_threads, stable_hash, write_jsonl
 from ..grpo import agg_loss, scored_positions, token_logprobs
 from .config import SFTConfig, config_to_dict
 from .policy import Policy, policy_for
@@ -19,6 +19,7 @@ from rag_lib.train.loop import (
     cut_log, latest_checkpoint, load_checkpoint, lr_at, make_optimizer, optimizer_step, save_checkpoint, start_run,
     world_data)
 from .teacher import teacher_trajectories
+from .reader import reader_examples
 
 # %% auto #0
 __all__ = ['sft_update', 'train_sft']
@@ -56,17 +57,22 @@ def train_sft(cfg: SFTConfig, out: str | Path,
     policy = (policy or policy_for(cfg)).set_compute(cfg.compute_dtype, cfg.bf16_min_rows)
     if not (out / 'teacher.json').exists():
         t0 = time.perf_counter()
-        trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns,
-                                            agent=cfg.agent)
-        (out / 'teacher.jsonl').unlink(missing_ok=True); save_trajectories(out / 'teacher.jsonl', trajs)
+        (out / 'teacher.jsonl').unlink(missing_ok=True)
+        if cfg.agent == 'reader':   # (question, paragraphs) -> answer examples, not trajectories
+            examples, stats = reader_examples(policy.backend(cfg.threads), retrieval, questions, seed=cfg.seed)
+            write_jsonl(out / 'teacher.jsonl', examples)
+        else:
+            trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns,
+                                                agent=cfg.agent)
+            save_trajectories(out / 'teacher.jsonl', trajs)
         atomic_write_text(out / 'teacher.json',
                           json.dumps({**stats, 'seconds': round(time.perf_counter() - t0, 3)}, indent=1))
         if progress: print(f'teacher: {stats}', flush=True)
-    trajs = load_trajectories(out / 'teacher.jsonl')
-    if not trajs:
+    seqs = ([(e['ids'], e['mask']) for e in read_jsonl(out / 'teacher.jsonl')] if cfg.agent == 'reader'
+            else [training_sequence(t) for t in load_trajectories(out / 'teacher.jsonl')])
+    if not seqs:
         raise ValueError(f'{out}: the teacher kept no trajectory ({(out / "teacher.json").read_text()}); '
                          'nothing to learn from')
-    seqs = [training_sequence(t) for t in trajs]
     per_epoch = -(-len(seqs) // cfg.batch_size)
     total = cfg.epochs * per_epoch
     opt = make_optimizer(policy, cfg)
