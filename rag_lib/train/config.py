@@ -13,11 +13,12 @@ from ..grpo import GRPOLossConfig
 from ..world import TEST_WORLD, VALIDATION_WORLD
 
 # %% auto #0
-__all__ = ['LORA_TARGETS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields', 'help_fields',
+__all__ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields', 'help_fields',
            'config_to_dict', 'config_from_dict', 'override_value', 'apply_overrides']
 
 # %% ../../nbs/13b_train_config.ipynb #149b6279
 LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
+REWARDS = ('grasp', 'answer-only')   # GRPO's reward: GRASP's four terms, or the answer's F1 alone (Search-R1 style)
 SFT_AGENTS = ('grasp', 'react', 'reader')   # the roles a warm start can teach (`train.teacher`, `train.reader`)
 
 def _positive(obj, *names):
@@ -98,9 +99,9 @@ class StageConfig:
 class GRPOConfig(StageConfig):
     "Knobs of the CPU GRPO trainer; defaults are the default chain's small run, `help` gives the paper's values."
     ORDER: ClassVar[tuple] = (
-        'steps', 'prompts_per_step', 'group_size', 'temperature', 'top_p', 'mini_batches', 'loss', 'lr', 'betas',
-        'weight_decay', 'warmup_steps', 'grad_clip', 'model', 'init_adapter', 'lora_rank', 'lora_alpha', 'lora_targets',
-        'lora_layers', 'max_turns', 'train_worlds', 'world_questions', 'seed', 'micro_batch', 'max_live',
+        'steps', 'prompts_per_step', 'group_size', 'temperature', 'top_p', 'mini_batches', 'loss', 'reward', 'lr',
+        'betas', 'weight_decay', 'warmup_steps', 'grad_clip', 'model', 'init_adapter', 'lora_rank', 'lora_alpha',
+        'lora_targets', 'lora_layers', 'max_turns', 'train_worlds', 'world_questions', 'seed', 'micro_batch', 'max_live',
         'checkpoint_every', 'threads', 'compute_dtype', 'bf16_min_rows')
     # schedule and sampling
     steps: int = field(default=3, metadata={'help': 'GRPO steps (one batch of rollouts, one update each); GRASP: 270'})
@@ -115,6 +116,9 @@ class GRPOConfig(StageConfig):
                 '1 is on-policy'})
     loss: GRPOLossConfig = field(default=GRPOLossConfig(), metadata={
         'help': 'the loss (13_grpo): clip ratios, aggregation, entropy 0.0021 (GRASP), low-variance KL'})
+    reward: str = field(default='grasp', metadata={'choices': REWARDS, 'help':
+        "'grasp': answer F1 + 0.7 grounded reading + 0.15 complementary search + 0.15 turn efficiency; "
+        "'answer-only': answer F1 alone (Search-R1's outcome reward; GRASP's reward comparison)"})
     # optimizer (the defaults that differ from the base's, or its help)
     lr: float = field(default=1e-4, metadata={
         'help': 'AdamW learning rate (verl actor default 1e-6 for full parameters; LoRA takes larger steps)'})
@@ -135,6 +139,7 @@ class GRPOConfig(StageConfig):
             raise ValueError(f'GRPOConfig.group_size must be >= 2, not {self.group_size}: a group of one has no group '
                              'to compare with (verl then uses the raw reward as the advantage, which is not GRPO)')
         if not 0 < self.top_p <= 1: raise ValueError(f'GRPOConfig.top_p must be in (0, 1], not {self.top_p}')
+        if self.reward not in REWARDS: raise ValueError(f'GRPOConfig.reward must be one of {REWARDS}, not {self.reward!r}')
         if not isinstance(self.loss, GRPOLossConfig):
             raise ValueError(f'GRPOConfig.loss must be a GRPOLossConfig, not {type(self.loss).__name__}')
         if self.loss.temperature != self.temperature:

@@ -24,7 +24,7 @@ from .batches import logit_rows, micro_batches, sequence_logprobs, swapped, trai
 # %% auto #0
 __all__ = ['ADDITIVE', 'PER_TOKEN', 'EXTENDABLE', 'lr_at', 'make_optimizer', 'optimizer_step', 'grpo_update', 'world_data',
            'step_questions', 'step_seed', 'grasp_agent', 'rollouts', 'score', 'save_checkpoint', 'load_checkpoint',
-           'latest_checkpoint', 'cut_log', 'start_run', 'train_grpo']
+           'latest_checkpoint', 'cut_log', 'start_run', 'reward_config', 'train_grpo']
 
 # %% ../../nbs/13e_train_loop.ipynb #dc8b6cf6
 # normalized by the whole update's counts: summed over micro-batches
@@ -232,6 +232,11 @@ def _reference(out: Path, policy: Policy) -> dict[str, torch.Tensor]:
 
 def _mean(rows, k): return float(np.mean([r[k] for r in rows])) if rows else 0.0
 
+def reward_config(cfg: GRPOConfig) -> RewardConfig:
+    "The reward `cfg.reward` names at `cfg.max_turns`: GRASP's weights, or the answer's F1 alone (all weights 0)."
+    zero = {} if cfg.reward == 'grasp' else {'alpha': 0.0, 'beta': 0.0, 'gamma': 0.0}
+    return RewardConfig(max_turns=cfg.max_turns, **zero)
+
 def train_grpo(cfg: GRPOConfig, out: str | Path,
                policy: Policy | None = None,  # default: `policy_for(cfg)`
                # (questions, retrieval); default: `world_data(cfg.train_worlds, cfg.world_questions)`
@@ -250,7 +255,7 @@ def train_grpo(cfg: GRPOConfig, out: str | Path,
     if ckpt is not None: start = load_checkpoint(ckpt, policy, opt)['step']
     cut_log(out / 'log.jsonl', start)
     backend = policy.backend(cfg.threads)
-    agent, reward_cfg = grasp_agent(backend, retrieval, cfg.max_turns), RewardConfig(max_turns=cfg.max_turns)
+    agent, reward_cfg = grasp_agent(backend, retrieval, cfg.max_turns), reward_config(cfg)
     for step in range(start, cfg.steps):
         if stop_after is not None and step >= stop_after: break
         qs = step_questions(questions, step, cfg.prompts_per_step, cfg.seed)
