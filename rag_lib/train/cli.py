@@ -14,6 +14,7 @@ from .sft import train_sft
 from ..core import COMPUTE_DTYPES
 from .evaluate import EVAL_AGENTS, METRICS, run_eval
 from .reader import run_reader_eval
+from ..corpus import REAL_FILES
 
 # %% auto #0
 __all__ = ['STAGES', 'main']
@@ -35,6 +36,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument('--name', help='eval: the policy name in the outputs (default: base, or the run folder name)')
     ap.add_argument('--questions', type=int, default=100,
                     help='eval: held-out world questions (sample seed 42)')
+    ap.add_argument('--benchmark', default='world', choices=('world', *REAL_FILES),
+                    help='eval: the generated world, or a real sample (50+ questions each: --questions 50)')
     ap.add_argument('--world', type=int, default=0,
                     help='eval: 0, the test world (once per final policy), or 9, the validation world')
     ap.add_argument('--agent', default='grasp', choices=(*EVAL_AGENTS, 'reader'),
@@ -52,7 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     a = ap.parse_args(argv)
     if a.stage == 'eval' and a.agent == 'reader':
-        s = run_reader_eval(a.out, a.policy, a.name, a.questions, a.world, a.threads, compute_dtype=a.compute_dtype)
+        s = run_reader_eval(a.out, a.policy, a.name, a.questions, a.world, a.threads, compute_dtype=a.compute_dtype,
+                            benchmark=a.benchmark)
         for r in s['by_case']:
             print(f"{r['case']:>9} {r['group']:>10} n={r['n']:<4} em {r['em']:.3f} f1 {r['f1']:.3f} "
                   f"[{r['f1_ci'][0]:.3f}, {r['f1_ci'][1]:.3f}] abstained {r['abstained']:.3f}")
@@ -60,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if a.stage == 'eval':
         s = run_eval(a.out, a.policy, a.name, a.questions, a.max_turns, a.threads, compute_dtype=a.compute_dtype,
-                     world=a.world, agent=a.agent)
+                     world=a.world, agent=a.agent, benchmark=a.benchmark)
         print(f"{s['policy']}: " + ', '.join(f'{m} {v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]'
                                             for m, v in s.items() if m in METRICS))
         print(f'results: {Path(a.out).resolve()}/{s["policy"]}.(trajectories|rows).jsonl, {s["policy"]}.summary.json')

@@ -18,8 +18,8 @@ from ..reward import RewardConfig, trajectory_reward
 from .loop import grasp_agent
 
 # %% auto #0
-__all__ = ['METRICS', 'EVAL_AGENTS', 'reference_dir', 'heldout_world', 'evaluate', 'summarize', 'question_group', 'constant_rows',
-           'by_group', 'adapter_dir', 'run_eval', 'tool_transitions', 'starts_with']
+__all__ = ['METRICS', 'EVAL_AGENTS', 'reference_dir', 'heldout_world', 'heldout', 'evaluate', 'summarize', 'question_group',
+           'constant_rows', 'by_group', 'adapter_dir', 'run_eval', 'tool_transitions', 'starts_with']
 
 # %% ../../nbs/13h_train_evaluate.ipynb #ab5d167c
 def reference_dir() -> Path:
@@ -35,6 +35,18 @@ def heldout_world(n: int = 100, seed: int = 42,
     from rag_lib.corpus import load_benchmark
     from rag_lib.retrieval import Retrieval
     b = load_benchmark('world', n=n, seed=seed, corpus_scope='sample', world_seed=world)
+    return b.questions, Retrieval(b.corpus)
+
+def heldout(benchmark: str = 'world',  # 'world' or a real sample: 'hotpotqa', '2wikimultihopqa', 'musique'
+            n: int = 100, seed: int = 42, world: int = 0):
+    "`n` questions of `benchmark` drawn with `seed` (a world: `heldout_world`), searched in their own paragraphs."
+    from rag_lib.corpus import REAL_FILES, data_dir, load_benchmark
+    from rag_lib.retrieval import Retrieval
+    if benchmark == 'world': return heldout_world(n, seed, world)
+    b = load_benchmark(benchmark, n=n, seed=seed, corpus_scope='sample')
+    if b is None:
+        raise FileNotFoundError(f'benchmark {benchmark!r}: {REAL_FILES[benchmark]} is not under {data_dir()} '
+                                '(set RAG_LIB_DATA to the folder of the real samples)')
     return b.questions, Retrieval(b.corpus)
 
 EVAL_AGENTS = ('grasp', 'react')   # the agents a policy is evaluated as: GRASP's, or the bridge study's ReAct
@@ -99,20 +111,22 @@ def adapter_dir(policy: str) -> str | None:
 def run_eval(out: str | Path, policy: str = 'base', name: str | None = None, questions: int = 100, max_turns: int = 8,
              threads: int | None = None, model: str = 'smollm2', compute_dtype: str = 'auto',
              world: int = 0,  # 0: the test world; 9: the validation world (`heldout_world`)
-             agent: str = 'grasp') -> dict:  # 'grasp' or 'react' (`evaluate`)
+             agent: str = 'grasp',  # 'grasp' or 'react' (`evaluate`)
+             benchmark: str = 'world') -> dict:  # or a real sample (`heldout`)
     "Evaluate a policy on held-out world questions into folder `out` (resumable); the summary."
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     adapter = adapter_dir(policy)
     name = name or ('base' if adapter is None else Path(adapter).parent.name if Path(adapter).name == 'adapter'
                     else Path(adapter).name)
-    qs, retrieval = heldout_world(questions, world=world)
+    qs, retrieval = heldout(benchmark, questions, world=world)
     backend = TransformersBackend(model, adapter=adapter, threads=threads, name=name, compute_dtype=compute_dtype)
     t0 = time.perf_counter()
     _, rows = evaluate(backend, retrieval, qs, max_turns, name=agent, log=out / f'{name}.trajectories.jsonl',
                        agent=agent)
     for r in rows: r['policy'] = name
     write_jsonl(out / f'{name}.rows.jsonl', rows)
-    summ = {'policy': name, 'adapter': adapter, 'world': world, 'agent': agent, 'questions': len(rows),
+    summ = {'policy': name, 'adapter': adapter, 'benchmark': benchmark, 'world': world if benchmark == 'world' else None,
+            'agent': agent, 'questions': len(rows),
             'max_turns': max_turns,
             'compute_dtype': backend.compute_dtype, 'bf16_min_rows': backend.bf16_min_rows,
             'seconds': round(time.perf_counter() - t0, 1),

@@ -173,24 +173,26 @@ def reader_summary(rows: Sequence[dict]) -> list[dict]:
 
 # %% ../../nbs/13g0_train_reader.ipynb #fd488b5b
 def run_reader_eval(out, policy: str = 'base', name: str | None = None, questions: int = 100, world: int = 0,
-                    threads: int | None = None, model: str = 'smollm2', compute_dtype: str = 'auto') -> dict:
-    "Evaluate a reader on held-out world questions into folder `out`; the summary."
+                    threads: int | None = None, model: str = 'smollm2', compute_dtype: str = 'auto',
+                    benchmark: str = 'world') -> dict:   # or a real sample (`evaluate.heldout`)
+    "Evaluate a reader on held-out questions of `benchmark` into folder `out`; the summary."
     import json, time
     from pathlib import Path
     from rag_lib.core import atomic_write_text, write_jsonl
     from rag_lib.llm import TransformersBackend
-    from rag_lib.train.evaluate import adapter_dir, heldout_world
+    from rag_lib.train.evaluate import adapter_dir, heldout
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     adapter = adapter_dir(policy)
     name = name or ('base' if adapter is None else Path(adapter).parent.name if Path(adapter).name == 'adapter'
                     else Path(adapter).name)
-    qs, retrieval = heldout_world(questions, world=world)
+    qs, retrieval = heldout(benchmark, questions, world=world)
     backend = TransformersBackend(model, adapter=adapter, threads=threads, name=name, compute_dtype=compute_dtype)
     t0 = time.perf_counter()
     rows = reader_eval(backend, retrieval, qs)
     for r in rows: r['policy'] = name
     write_jsonl(out / f'{name}.reader-rows.jsonl', rows)
-    summ = {'policy': name, 'adapter': adapter, 'world': world, 'agent': 'reader', 'questions': len(qs),
+    summ = {'policy': name, 'adapter': adapter, 'benchmark': benchmark,
+            'world': world if benchmark == 'world' else None, 'agent': 'reader', 'questions': len(qs),
             'compute_dtype': backend.compute_dtype, 'seconds': round(time.perf_counter() - t0, 1),
             'by_case': reader_summary(rows)}
     atomic_write_text(out / f'{name}.reader-summary.json', json.dumps(summ, indent=1))
