@@ -14,7 +14,8 @@ from ..metrics import exact_match, f1_score, mean_ci, normalize_answer
 from ..retrieval import Hit
 from ..baselines import SingleStepRAG
 from ..utility import LLMReader
-from ..agents import Runner
+from ..agents import Runner, agent_key
+from .batches import training_sequence
 from .teacher import TeacherBackend, template_ids
 
 # %% auto #0
@@ -94,10 +95,8 @@ def _single_cases(q: Question, corpus, seed: int) -> list[tuple[str, str | None,
 def single_step_examples(backend, retrieval, questions: Sequence[Question], mode: str, seed: int = 0,
                          case: str | None = None) -> list[dict]:
     "`questions` through `GoldRAG(mode)` with the scripted target, as reader examples (`case`: default by mode)."
-    from rag_lib.train.batches import training_sequence
     corpus, by_id = retrieval.corpus, {q.id: q for q in questions}
     need = {q.id: answer_pids(q, corpus) for q in questions}
-    from rag_lib.agents import agent_key
     def script(r, ctx):   # the answer if the paragraphs shown to trajectory r.key hold it
         q = by_id[keys[r.key]]
         target = q.answer if set(need[q.id]) <= set(agent.shown_of.get(r.key, [])) else ABSTAIN

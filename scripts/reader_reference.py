@@ -1,0 +1,126 @@
+"""The reference run of the trained reader on CPU: supervised fine-tuning (`agent=reader`), then its evaluation beside
+the untrained SmolLM2 and an always-"yes" answerer; writes the committed record.
+
+    python scripts/reader_reference.py --runs .cache/reader-run [--set key=value ...] [--questions 100]
+        [--test] [--real-questions 50] [--record artifacts/reference/reader-smollm2]
+
+Without `--test` only the validation world (world 9) is evaluated: every choice is made there. `--test` adds the test
+world (world 0) and the three real samples; run it once, for the final reader. Every stage resumes when the script is
+started again with the same arguments (finished stages are read, not rerun). The record gets the adapter in float16
+(`adapter/`), the training log, config and teacher counts, one evaluation table per benchmark (`eval-<benchmark>.md`,
+per case and question group with 95% bootstrap intervals), the rows, and `manifest.json` (command, config, wall times,
+load averages, package versions, SHA-256 of every file).
+"""
+import argparse, json, os, shutil, sys, time
+from pathlib import Path
+
+REAL = ('hotpotqa', '2wikimultihopqa', 'musique')
+POLICIES = ('always-yes', 'base', 'reader')
+
+
+def _load() -> str:
+    "The 1, 5 and 15 minute load averages, as text."
+    return ' '.join(f'{x:.2f}' for x in os.getloadavg())
+
+
+def _always_yes(out: Path, benchmark: str, world: int, n: int) -> None:
+    "The summary of an answerer that says 'yes' to every case, as `run_reader_eval` writes one."
+    from rag_lib.core import atomic_write_text, write_jsonl
+    from rag_lib.llm import TransformersBackend
+    from rag_lib.train import TeacherBackend, heldout
+    from rag_lib.train.reader import reader_eval, reader_summary
+    qs, retrieval = heldout(benchmark, n, world=world)
+    backend = TeacherBackend(TransformersBackend('smollm2'), lambda r, ctx: 'Answer: yes\n', name='always-yes')
+    rows = reader_eval(backend, retrieval, qs)
+    for r in rows: r['policy'] = 'always-yes'
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / 'always-yes.reader-rows.jsonl', rows)
+    atomic_write_text(out / 'always-yes.reader-summary.json', json.dumps(
+        {'policy': 'always-yes', 'benchmark': benchmark, 'world': world, 'questions': len(qs),
+         'by_case': reader_summary(rows)}, indent=1))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--runs', default='.cache/reader-run', help='folder of the stage runs (resumable)')
+    ap.add_argument('--record', default='artifacts/reference/reader-smollm2', help='where the record goes')
+    ap.add_argument('--set', nargs='*', default=[], metavar='KEY=VALUE', help='SFTConfig overrides (agent=reader is set)')
+    ap.add_argument('--questions', type=int, default=100, help='world questions evaluated (validation and test)')
+    ap.add_argument('--real-questions', type=int, default=50, help='questions of each real sample evaluated (--test)')
+    ap.add_argument('--test', action='store_true', help='also the test world and the real samples: once, at the end')
+    ap.add_argument('--threads', type=int, default=None, help='torch threads of the evaluations')
+    a = ap.parse_args(argv)
+
+    import pandas as pd
+    from rag_lib.core import atomic_write_text, file_sha256, to_jsonable
+    from rag_lib.pipeline import PACKAGES, markdown_table, package_versions
+    from rag_lib.train import SFTConfig, apply_overrides, cast_safetensors, config_to_dict, train_sft
+    from rag_lib.train.reader import run_reader_eval
+
+    runs, record = Path(a.runs), Path(a.record)
+    runs.mkdir(parents=True, exist_ok=True)
+    cfg = apply_overrides(SFTConfig(), {**dict(x.split('=', 1) for x in a.set), 'agent': 'reader'})
+    benches = [('world-9', 'world', 9, a.questions)]
+    if a.test: benches += [('world-0', 'world', 0, a.questions)] + [(b, b, 0, a.real_questions) for b in REAL]
+    times_f = runs / 'stage_times.json'
+    times = json.loads(times_f.read_text()) if times_f.exists() else {}
+    # stage -> (work, the file a finished stage leaves)
+    stages = {'train': (lambda: train_sft(cfg, runs / 'reader'), runs / 'reader' / 'adapter' / 'adapter_config.json')}
+    for label, bench, world, n in benches:
+        out = runs / f'eval-{label}'
+        stages[f'{label}-always-yes'] = (lambda out=out, bench=bench, world=world, n=n: _always_yes(out, bench, world, n),
+                                         out / 'always-yes.reader-summary.json')
+        for p, pol in (('base', 'base'), ('reader', str(runs / 'reader'))):
+            stages[f'{label}-{p}'] = (lambda out=out, pol=pol, p=p, bench=bench, world=world, n=n: run_reader_eval(
+                out, pol, p, n, world, a.threads, benchmark=bench), out / f'{p}.reader-summary.json')
+    for stage, (work, done) in stages.items():
+        if done.exists(): continue
+        t0, load0 = time.time(), _load()
+        print(f'== {stage} (load {load0})', flush=True)
+        work()
+        rec = times.get(stage, {'seconds': 0.0, 'sessions': []})
+        rec['sessions'].append({'seconds': round(time.time() - t0, 1), 'load_start': load0, 'load_end': _load(),
+                                'started': time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(t0))})
+        rec['seconds'] = round(sum(s['seconds'] for s in rec['sessions']), 1)
+        times[stage] = rec
+        atomic_write_text(times_f, json.dumps(times, indent=1))
+
+    # the record
+    record.mkdir(parents=True, exist_ok=True)
+    src = runs / 'reader' / 'adapter'
+    shutil.rmtree(record / 'adapter', ignore_errors=True); shutil.copytree(src, record / 'adapter')
+    cast_safetensors(record / 'adapter' / 'adapter_model.safetensors', __import__('torch').float16)
+    for f in ('config.json', 'log.jsonl', 'teacher.json'):
+        shutil.copyfile(runs / 'reader' / f, record / f'train.{f}')
+    for label, *_ in benches:
+        rows = []
+        for p in POLICIES:
+            s = runs / f'eval-{label}' / f'{p}.reader-summary.json'
+            if not s.exists(): continue
+            for r in json.loads(s.read_text())['by_case']:
+                rows.append({'policy': p, 'case': r['case'], 'group': r['group'], 'n': r['n'],
+                             'em': round(r['em'], 3), 'f1': round(r['f1'], 3),
+                             'f1_ci': f"[{r['f1_ci'][0]:.3f}, {r['f1_ci'][1]:.3f}]",
+                             'abstained': round(r['abstained'], 3)})
+            shutil.copyfile(runs / f'eval-{label}' / f'{p}.reader-rows.jsonl', record / f'eval-{label}-{p}.rows.jsonl')
+        if rows:
+            df = pd.DataFrame(rows).sort_values(['case', 'group', 'policy'], kind='stable')
+            df.to_csv(record / f'eval-{label}.csv', index=False)
+            atomic_write_text(record / f'eval-{label}.md', markdown_table(df) + '\n')
+            print(f'## {label}\n' + markdown_table(df))
+    files = sorted(p for p in record.rglob('*') if p.is_file() and p.name != 'manifest.json')
+    cmd = ' '.join(['python', 'scripts/reader_reference.py', *(sys.argv[1:] if argv is None else argv)])
+    manifest = {'command': cmd, 'config': config_to_dict(cfg),
+                'data': {'train': f'rag_lib.world.load_world(seed=s, n={cfg.world_questions}) for s in '
+                                  f'{list(cfg.train_worlds)}',
+                         'eval': {label: f'rag_lib.train.heldout({bench!r}, n={n}, seed=42, world={world})'
+                                  for label, bench, world, n in benches}},
+                'stage_times': times, 'cpu_count': os.cpu_count(), 'packages': package_versions(PACKAGES + ('peft',)),
+                'files': {str(p.relative_to(record)): file_sha256(p) for p in files}}
+    atomic_write_text(record / 'manifest.json', json.dumps(to_jsonable(manifest), indent=1))
+    print(f'record: {record.resolve()}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
