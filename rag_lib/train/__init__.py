@@ -19,7 +19,7 @@ __all__ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig',
 
 # %% ../../nbs/13a_train.ipynb #921aef86
 from .config import (
-    LORA_TARGETS, REWARDS, SFT_AGENTS, StageConfig, GRPOConfig, SFTConfig, config_fields, help_fields,
+    LORA_TARGETS, REWARDS, SFT_AGENTS, READER_CASES, StageConfig, GRPOConfig, SFTConfig, config_fields, help_fields,
     config_to_dict, config_from_dict, override_value, apply_overrides)
 from .policy import (
     Policy, cast_safetensors, load_policy, policy_for)
@@ -34,7 +34,7 @@ from .teacher import (
     template_ids, TeacherBackend, Goal, RELATION_WORDS, teacher_plan, plan_thought, own_context, PlanTeacher, GraspTeacher,
     react_agent, react_plan, ReActTeacher, TEACHERS, teacher_trajectories)
 from .reader import (
-    ABSTAIN, GOLD_MODES, READER_CASES, EVAL_CASES, answer_pids, GoldRAG, answer_line, single_step_examples,
+    ABSTAIN, GOLD_MODES, EVAL_CASES, answer_pids, GoldRAG, answer_line, single_step_examples,
     reader_examples, reader_eval, reader_summary, run_reader_eval)
 from .sft import (
     sft_update, train_sft)

@@ -13,13 +13,15 @@ from ..grpo import GRPOLossConfig
 from ..world import TEST_WORLD, VALIDATION_WORLD
 
 # %% auto #0
-__all__ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields', 'help_fields',
-           'config_to_dict', 'config_from_dict', 'override_value', 'apply_overrides']
+__all__ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'READER_CASES', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields',
+           'help_fields', 'config_to_dict', 'config_from_dict', 'override_value', 'apply_overrides']
 
 # %% ../../nbs/13b_train_config.ipynb #149b6279
 LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
 REWARDS = ('grasp', 'answer-only')   # GRPO's reward: GRASP's four terms, or the answer's F1 alone (Search-R1 style)
 SFT_AGENTS = ('grasp', 'react', 'reader')   # the roles a warm start can teach (`train.teacher`, `train.reader`)
+# the reader's example cases (`train.reader`); trained on by default: all but `distractor` (see `reader_cases`)
+READER_CASES = ('gold-doc', 'partial', 'distractor', 'none', 'top-k', 'top-k+gold', 'gold-docs')
 
 def _positive(obj, *names):
     "Raise ValueError naming the first field of `obj` among `names` that is not > 0."
@@ -158,14 +160,17 @@ class SFTConfig(StageConfig):
     "Knobs of the warm start: supervised fine-tuning on the scripted teacher's correct GRASP (or ReAct) trajectories."
     ORDER: ClassVar[tuple] = (
         'epochs', 'batch_size', 'lr', 'betas', 'weight_decay', 'warmup_steps', 'grad_clip', 'model', 'lora_rank',
-        'lora_alpha', 'lora_targets', 'lora_layers', 'agent', 'max_turns', 'train_worlds', 'world_questions', 'seed',
-        'micro_batch', 'checkpoint_every', 'threads', 'compute_dtype', 'bf16_min_rows')
+        'lora_alpha', 'lora_targets', 'lora_layers', 'agent', 'reader_cases', 'max_turns', 'train_worlds',
+        'world_questions', 'seed', 'micro_batch', 'checkpoint_every', 'threads', 'compute_dtype', 'bf16_min_rows')
     epochs: int = field(default=2, metadata={'help': 'passes over the teacher trajectories'})
     batch_size: int = field(default=16, metadata={'help': 'trajectories per optimizer update'})
     agent: str = field(default='grasp', metadata={'choices': SFT_AGENTS, 'help':
         "the agent the teacher acts through and the policy learns to be: 'grasp' (GRASP's, the GRPO stage's) or "
         "'react' (the bridge study's ReAct agent; give it the study's max_turns, 4 on cpu: its observations count "
         "the turns left) or 'reader' (SRU's and the single-step baselines' reader: `train.reader`)"})
+    reader_cases: tuple = field(default=tuple(c for c in READER_CASES if c != 'distractor'), metadata={'help':
+        "agent=reader: the example cases trained on (`train.reader.reader_examples`); without 'distractor' its "
+        "draws become 'none': one paragraph alone cannot tell a distractor from an answer paragraph"})
     lr: float = field(default=3e-4, metadata={'help': 'AdamW learning rate (a usual LoRA rate)'})
     weight_decay: float = field(default=0.0, metadata={'help': 'AdamW weight decay'})
     warmup_steps: int = field(default=2, metadata={'help': 'linear learning-rate warmup, in optimizer updates'})
@@ -177,6 +182,8 @@ class SFTConfig(StageConfig):
         _positive(self, 'epochs', 'batch_size')
         if self.agent not in SFT_AGENTS:
             raise ValueError(f'SFTConfig.agent must be one of {SFT_AGENTS}, not {self.agent!r}')
+        if not self.reader_cases or set(self.reader_cases) - set(READER_CASES):
+            raise ValueError(f'SFTConfig.reader_cases must be some of {READER_CASES}, not {self.reader_cases!r}')
         if self.micro_batch > self.batch_size:
             raise ValueError(f'SFTConfig.micro_batch ({self.micro_batch}) exceeds batch_size ({self.batch_size})')
 

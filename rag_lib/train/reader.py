@@ -17,9 +17,10 @@ from ..utility import LLMReader
 from ..agents import Runner, agent_key
 from .batches import training_sequence
 from .teacher import TeacherBackend, template_ids
+from .config import READER_CASES
 
 # %% auto #0
-__all__ = ['ABSTAIN', 'GOLD_MODES', 'READER_CASES', 'EVAL_CASES', 'answer_pids', 'GoldRAG', 'answer_line', 'single_step_examples',
+__all__ = ['ABSTAIN', 'GOLD_MODES', 'EVAL_CASES', 'answer_pids', 'GoldRAG', 'answer_line', 'single_step_examples',
            'reader_examples', 'reader_eval', 'reader_summary', 'run_reader_eval']
 
 # %% ../../nbs/13g0_train_reader.ipynb #3cde5db4
@@ -70,8 +71,6 @@ class GoldRAG(SingleStepRAG):
         return out
 
 # %% ../../nbs/13g0_train_reader.ipynb #13738c43
-READER_CASES = ('gold-doc', 'partial', 'distractor', 'none', 'top-k', 'top-k+gold', 'gold-docs')
-
 def answer_line(backend, template, target: str) -> str | None:
     "`Answer: <target>` as the constrained decoder can write it (no space before a number: a first token is not blank)."
     for text in (f'Answer: {target}\n', f'Answer:{target}\n'):
@@ -115,19 +114,24 @@ def single_step_examples(backend, retrieval, questions: Sequence[Question], mode
                     'target': t.answer, 'ids': ids, 'mask': mask})
     return out
 
-def reader_examples(backend, retrieval, questions: Sequence[Question], seed: int = 0) -> tuple[list[dict], dict]:
-    "The reader's training examples for `questions` (five cases each, see the table) and counts per case and target."
+def reader_examples(backend, retrieval, questions: Sequence[Question], seed: int = 0,
+                    cases: Sequence[str] = READER_CASES,   # the cases made (`SFTConfig.reader_cases`)
+                    ) -> tuple[list[dict], dict]:
+    "The reader's training examples for `questions` (the cases of the table) and counts per case and target."
+    if set(cases) - set(READER_CASES): raise ValueError(f'reader cases must be some of {READER_CASES}, not {cases}')
     reader = LLMReader(backend, max_doc_chars=PROFILES['cpu'].max_doc_chars)
     out = []
     for q in questions:
         for case, doc, target in _single_cases(q, retrieval.corpus, seed):
+            if case == 'distractor' and case not in cases: case, doc = 'none', None   # the draw becomes 'none'
+            if case not in cases: continue
             r, line = reader.request(q.question, doc), answer_line(backend, reader.template, target)
             if line is None: continue
             ids = template_ids(backend, reader.template, line)
             out.append({'qid': q.id, 'case': case, 'target': target, 'ids': r.tokens + ids,
                         'mask': [0] * len(r.tokens) + [1] * len(ids)})
-    out += single_step_examples(backend, retrieval, questions, 'retrieved', seed)
-    out += single_step_examples(backend, retrieval, questions, 'inserted', seed)
+    for mode, case in (('retrieved', 'top-k'), ('inserted', 'top-k+gold'), ('only', 'gold-docs')):
+        if case in cases: out += single_step_examples(backend, retrieval, questions, mode, seed)
     out.sort(key=lambda e: (e['qid'], READER_CASES.index(e['case'])))
     stats = {'questions': len(questions), 'examples': len(out),
              'cases': dict(sorted(Counter(e['case'] for e in out).items())),

@@ -59,7 +59,8 @@ def train_sft(cfg: SFTConfig, out: str | Path,
         t0 = time.perf_counter()
         (out / 'teacher.jsonl').unlink(missing_ok=True)
         if cfg.agent == 'reader':   # (question, paragraphs) -> answer examples, not trajectories
-            examples, stats = reader_examples(policy.backend(cfg.threads), retrieval, questions, seed=cfg.seed)
+            examples, stats = reader_examples(policy.backend(cfg.threads), retrieval, questions, seed=cfg.seed,
+                                              cases=cfg.reader_cases)
             write_jsonl(out / 'teacher.jsonl', examples)
         else:
             trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns,
