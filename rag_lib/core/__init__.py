@@ -8,7 +8,7 @@ __all__ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 
            'read_jsonl', 'file_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir', 'set_seed',
            'cached_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value', 'resolve_profile',
            'get_profile', 'profile_path', 'source_digest', 'COMPUTE_DTYPES', 'auto_compute', 'bf16_support',
-           'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'resolve_compute', 'fields_help']
+           'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'probe_dir', 'resolve_compute', 'fields_help']
 
 # %% ../../nbs/00_core.ipynb #d5680171
 from .files import (
@@ -18,7 +18,8 @@ from .cache import (
     COMPLETE, cached_dir, cached_sha256, dir_fingerprint, dir_problem,
     file_sha256, publish_dir, seal_dir, source_digest)
 from .compute import (
-    COMPUTE_DTYPES, auto_compute, bf16_support, compute_report, cpu_flags, cpu_model, machine_probe, resolve_compute)
+    COMPUTE_DTYPES, auto_compute, bf16_support, compute_report, cpu_flags, cpu_model,
+    machine_probe, probe_dir, resolve_compute)
 from .profile import (
     DATASET_NAMES, PROFILES, Profile, fields_help, get_profile, parse_value, profile_path, resolve_profile)
 _all_ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 'cache_dir', 'artifacts_dir',
@@ -26,4 +27,5 @@ _all_ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 'c
         'append_jsonl', 'read_jsonl', 'file_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir',
         'set_seed', 'cached_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value',
         'resolve_profile', 'get_profile', 'profile_path', 'source_digest', 'COMPUTE_DTYPES', 'auto_compute',
-        'bf16_support', 'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'resolve_compute', 'fields_help']   # `from rag_lib.core import *` gets all of them, as before
+        'bf16_support', 'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'probe_dir',
+        'resolve_compute', 'fields_help']   # `from rag_lib.core import *` gets all of them, as before

@@ -4,15 +4,16 @@
 
 # %% ../../nbs/00d_core_compute.ipynb #25ee3d7f
 from __future__ import annotations
-import functools, json
+import functools, json, os
 import time
 from pathlib import Path
 
-from .files import atomic_write_text, cache_dir, stable_hash
+from .files import atomic_write_text, stable_hash
 
 # %% auto #0
 __all__ = ['COMPUTE_DTYPES', 'BF16_FLAGS', 'PROBE_ROWS', 'PROBE_SHAPE', 'MIN_SPEEDUP', 'cpu_flags', 'cpu_model', 'bf16_support',
-           'probe_speedups', 'min_bf16_rows', 'auto_compute', 'machine_probe', 'compute_report', 'resolve_compute']
+           'probe_speedups', 'min_bf16_rows', 'auto_compute', 'probe_dir', 'machine_probe', 'compute_report',
+           'resolve_compute']
 
 # %% ../../nbs/00d_core_compute.ipynb #1bba6b5e
 COMPUTE_DTYPES = ('auto', 'float32', 'bfloat16')
@@ -81,20 +82,30 @@ def auto_compute(speedups: dict[int, float] | None) -> tuple[str, int | None]:
     return 'bfloat16', min_bf16_rows(speedups)
 
 # %% ../../nbs/00d_core_compute.ipynb #7af37e5d
-def machine_probe(refresh: bool = False, root: Path | None = None) -> dict:
+def probe_dir() -> Path:
+    "This machine's folder of probe records: `$RAG_LIB_PROBES`, else `~/.cache/rag_lib/compute` (created)."
+    d = Path(os.environ.get('RAG_LIB_PROBES') or Path.home() / '.cache' / 'rag_lib' / 'compute')
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+def machine_probe(refresh: bool = False,
+                  root: Path | None = None,  # keep the record in `root/compute` instead (tests)
+                  ) -> dict:
     "This machine's probe record (`cpu`, `bf16_support`, `torch`, `speedups`): read from the cache, else measured."
     import torch
     support = bf16_support()
     rec = {'cpu': cpu_model(), 'bf16_support': support, 'torch': torch.__version__, 'speedups': None}
     if support is None or not torch.backends.mkldnn.is_available(): return rec
-    f = (root or cache_dir()) / 'compute' / f"probe-{stable_hash([rec['cpu'], support, rec['torch']], 12)}.json"
+    name = f"probe-{stable_hash([rec['cpu'], support, rec['torch']], 12)}.json"
+    f = (Path(root) / 'compute' if root else probe_dir()) / name
     if f.exists() and not refresh:
         try: return json.loads(f.read_text(encoding='utf-8'))
         except ValueError: pass   # a damaged record is measured again
     rec['speedups'] = probe_speedups()
     f.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(f, json.dumps(rec, indent=1) + '\n')
-    return rec
+    text = json.dumps(rec, indent=1) + '\n'
+    atomic_write_text(f, text)
+    return json.loads(text)   # as a later read gives it (row counts as strings)
 
 def _speedups() -> dict[int, float] | None:
     "This machine's probe speedups by row count (JSON keys back to ints), or None."
