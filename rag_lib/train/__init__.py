@@ -14,8 +14,8 @@ __all__ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig',
            'teacher_trajectories', 'ABSTAIN', 'GOLD_MODES', 'READER_CASES', 'EVAL_CASES', 'answer_pids', 'GoldRAG',
            'answer_line', 'single_step_examples', 'reader_examples', 'reader_eval', 'reader_summary', 'run_reader_eval',
            'sft_update', 'train_sft', 'reference_dir', 'METRICS', 'EVAL_AGENTS', 'heldout_world', 'heldout', 'evaluate',
-           'summarize', 'adapter_dir', 'run_eval', 'tool_transitions', 'starts_with', 'question_group', 'constant_rows',
-           'by_group', 'chain_grpo_config', 'chain_training', 'STAGES', 'main']
+           'summarize', 'adapter_dir', 'policy_backend', 'run_eval', 'tool_transitions', 'starts_with',
+           'question_group', 'constant_rows', 'by_group', 'chain_grpo_config', 'chain_training', 'STAGES', 'main']
 
 # %% ../../nbs/13a_train.ipynb #921aef86
 from .config import (
@@ -39,7 +39,8 @@ from .reader import (
 from .sft import (
     sft_update, train_sft)
 from .evaluate import (
-    reference_dir, METRICS, EVAL_AGENTS, heldout_world, heldout, evaluate, summarize, adapter_dir, run_eval,
+    reference_dir, METRICS, EVAL_AGENTS, heldout_world, heldout, evaluate, summarize, adapter_dir,
+    policy_backend, run_eval,
     tool_transitions, starts_with, question_group, constant_rows, by_group)
 from .chain import (
     chain_grpo_config, chain_training)
@@ -57,5 +58,6 @@ _all_ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig', '
          'TEACHERS', 'teacher_trajectories', 'ABSTAIN', 'GOLD_MODES', 'READER_CASES', 'EVAL_CASES', 'answer_pids',
          'GoldRAG', 'answer_line', 'single_step_examples', 'reader_examples', 'reader_eval', 'reader_summary',
          'run_reader_eval', 'sft_update', 'train_sft', 'reference_dir', 'METRICS', 'EVAL_AGENTS', 'heldout_world',
-         'heldout', 'evaluate', 'summarize', 'adapter_dir', 'run_eval', 'tool_transitions', 'starts_with',
+         'heldout', 'evaluate', 'summarize', 'adapter_dir', 'policy_backend', 'run_eval',
+         'tool_transitions', 'starts_with',
          'question_group', 'constant_rows', 'by_group', 'chain_grpo_config', 'chain_training', 'STAGES', 'main']

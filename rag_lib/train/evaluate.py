@@ -19,7 +19,7 @@ from .loop import grasp_agent
 
 # %% auto #0
 __all__ = ['METRICS', 'EVAL_AGENTS', 'reference_dir', 'heldout_world', 'heldout', 'evaluate', 'summarize', 'question_group',
-           'constant_rows', 'by_group', 'adapter_dir', 'run_eval', 'tool_transitions', 'starts_with']
+           'constant_rows', 'by_group', 'adapter_dir', 'policy_backend', 'run_eval', 'tool_transitions', 'starts_with']
 
 # %% ../../nbs/13h_train_evaluate.ipynb #ab5d167c
 def reference_dir() -> Path:
@@ -108,6 +108,15 @@ def adapter_dir(policy: str) -> str | None:
                                 "or in its adapter/ folder")
     return str(p)
 
+def policy_backend(policy: str, name: str | None = None, threads: int | None = None, model: str = 'smollm2',
+                   compute_dtype: str = 'auto') -> tuple[TransformersBackend, str, str | None]:
+    "The backend of `policy` ('base' or a LoRA/run folder), its name (default: from the folder) and adapter path."
+    adapter = adapter_dir(policy)
+    name = name or ('base' if adapter is None else Path(adapter).parent.name if Path(adapter).name == 'adapter'
+                    else Path(adapter).name)
+    return TransformersBackend(model, adapter=adapter, threads=threads, name=name, compute_dtype=compute_dtype), \
+        name, adapter
+
 def run_eval(out: str | Path, policy: str = 'base', name: str | None = None, questions: int = 100, max_turns: int = 8,
              threads: int | None = None, model: str = 'smollm2', compute_dtype: str = 'auto',
              world: int = 0,  # 0: the test world; 9: the validation world (`heldout_world`)
@@ -115,11 +124,8 @@ def run_eval(out: str | Path, policy: str = 'base', name: str | None = None, que
              benchmark: str = 'world') -> dict:  # or a real sample (`heldout`)
     "Evaluate a policy on held-out world questions into folder `out` (resumable); the summary."
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
-    adapter = adapter_dir(policy)
-    name = name or ('base' if adapter is None else Path(adapter).parent.name if Path(adapter).name == 'adapter'
-                    else Path(adapter).name)
-    qs, retrieval = heldout(benchmark, questions, world=world)
-    backend = TransformersBackend(model, adapter=adapter, threads=threads, name=name, compute_dtype=compute_dtype)
+    qs, retrieval = heldout(benchmark, questions, world=world)   # a missing data file fails before the model loads
+    backend, name, adapter = policy_backend(policy, name, threads, model, compute_dtype)
     t0 = time.perf_counter()
     _, rows = evaluate(backend, retrieval, qs, max_turns, name=agent, log=out / f'{name}.trajectories.jsonl',
                        agent=agent)

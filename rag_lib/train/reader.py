@@ -182,14 +182,10 @@ def run_reader_eval(out, policy: str = 'base', name: str | None = None, question
     import json, time
     from pathlib import Path
     from rag_lib.core import atomic_write_text, write_jsonl
-    from rag_lib.llm import TransformersBackend
-    from rag_lib.train.evaluate import adapter_dir, heldout
+    from rag_lib.train.evaluate import heldout, policy_backend
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
-    adapter = adapter_dir(policy)
-    name = name or ('base' if adapter is None else Path(adapter).parent.name if Path(adapter).name == 'adapter'
-                    else Path(adapter).name)
-    qs, retrieval = heldout(benchmark, questions, world=world)
-    backend = TransformersBackend(model, adapter=adapter, threads=threads, name=name, compute_dtype=compute_dtype)
+    qs, retrieval = heldout(benchmark, questions, world=world)   # a missing data file fails before the model loads
+    backend, name, adapter = policy_backend(policy, name, threads, model, compute_dtype)
     t0 = time.perf_counter()
     rows = reader_eval(backend, retrieval, qs)
     for r in rows: r['policy'] = name
