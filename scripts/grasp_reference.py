@@ -10,15 +10,12 @@ the logs and configs of the training stages, the evaluation table with bootstrap
 the training curve (`training_curve.png`), and `manifest.json` (commands, configs, data, wall times, load averages,
 package versions, SHA-256 of every file).
 """
-import argparse, json, os, shutil, sys, time
+import argparse, json, os, shutil, sys
 from pathlib import Path
 
+from stage_times import read_times, timed_stage   # scripts/stage_times.py
+
 STAGES = ('warm-start', 'grpo', 'grpo-alone', 'eval-base', 'eval-warm-start', 'eval-grpo-alone', 'eval-grpo')
-
-
-def _load() -> str:
-    "The 1, 5 and 15 minute load averages, as text."
-    return ' '.join(f'{x:.2f}' for x in os.getloadavg())
 
 
 def main(argv=None) -> int:
@@ -47,8 +44,7 @@ def main(argv=None) -> int:
     grpo_cfg = apply_overrides(GRPOConfig(), {**kv(a.set_grpo), 'init_adapter': str(runs / 'warm-start' / 'adapter')})
     alone_cfg = apply_overrides(GRPOConfig(), {**kv(a.set_grpo), **({'steps': str(a.grpo_alone_steps)} if a.grpo_alone_steps else {})})
     turns = grpo_cfg.max_turns
-    times_f = runs / 'stage_times.json'
-    times = json.loads(times_f.read_text()) if times_f.exists() else {}
+    times = read_times(runs)
     policies = {'base': 'base', 'warm-start': runs / 'warm-start', 'grpo-alone': runs / 'grpo-alone', 'grpo': runs / 'grpo'}
     work = {'warm-start': lambda: train_sft(warm_cfg, runs / 'warm-start'),
             'grpo': lambda: train_grpo(grpo_cfg, runs / 'grpo'),
@@ -56,15 +52,7 @@ def main(argv=None) -> int:
             **{f'eval-{p}': (lambda p=p: run_eval(runs / 'eval', str(policies[p]), p, a.questions, turns)) for p in policies}}
     for stage in STAGES:
         if a.only is not None and stage not in a.only: continue
-        t0, load0 = time.time(), _load()
-        print(f'== {stage} (load {load0})', flush=True)
-        work[stage]()
-        rec = times.get(stage, {'seconds': 0.0, 'sessions': []})
-        rec['sessions'].append({'seconds': round(time.time() - t0, 1), 'load_start': load0, 'load_end': _load(),
-                                'started': time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(t0))})
-        rec['seconds'] = round(sum(s['seconds'] for s in rec['sessions']), 1)
-        times[stage] = rec
-        atomic_write_text(times_f, json.dumps(times, indent=1))
+        timed_stage(runs, times, stage, work[stage])
 
     # the record
     record.mkdir(parents=True, exist_ok=True)

@@ -11,16 +11,13 @@ started again with the same arguments (finished stages are read, not rerun). The
 per case and question group with 95% bootstrap intervals), the rows, and `manifest.json` (command, config, wall times,
 load averages, package versions, SHA-256 of every file).
 """
-import argparse, json, os, shutil, sys, time
+import argparse, json, os, shutil, sys
 from pathlib import Path
+
+from stage_times import read_times, timed_stage   # scripts/stage_times.py
 
 REAL = ('hotpotqa', '2wikimultihopqa', 'musique')
 POLICIES = ('always-yes', 'base', 'reader')
-
-
-def _load() -> str:
-    "The 1, 5 and 15 minute load averages, as text."
-    return ' '.join(f'{x:.2f}' for x in os.getloadavg())
 
 
 def _always_yes(out: Path, benchmark: str, world: int, n: int) -> None:
@@ -62,8 +59,7 @@ def main(argv=None) -> int:
     cfg = apply_overrides(SFTConfig(), {**dict(x.split('=', 1) for x in a.set), 'agent': 'reader'})
     benches = [('world-9', 'world', 9, a.questions)]
     if a.test: benches += [('world-0', 'world', 0, a.questions)] + [(b, b, 0, a.real_questions) for b in REAL]
-    times_f = runs / 'stage_times.json'
-    times = json.loads(times_f.read_text()) if times_f.exists() else {}
+    times = read_times(runs)
     # stage -> (work, the file a finished stage leaves)
     stages = {'train': (lambda: train_sft(cfg, runs / 'reader'), runs / 'reader' / 'adapter' / 'adapter_config.json')}
     for label, bench, world, n in benches:
@@ -75,15 +71,7 @@ def main(argv=None) -> int:
                 out, pol, p, n, world, a.threads, benchmark=bench), out / f'{p}.reader-summary.json')
     for stage, (work, done) in stages.items():
         if done.exists(): continue
-        t0, load0 = time.time(), _load()
-        print(f'== {stage} (load {load0})', flush=True)
-        work()
-        rec = times.get(stage, {'seconds': 0.0, 'sessions': []})
-        rec['sessions'].append({'seconds': round(time.time() - t0, 1), 'load_start': load0, 'load_end': _load(),
-                                'started': time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(t0))})
-        rec['seconds'] = round(sum(s['seconds'] for s in rec['sessions']), 1)
-        times[stage] = rec
-        atomic_write_text(times_f, json.dumps(times, indent=1))
+        timed_stage(runs, times, stage, work)
 
     # the record
     record.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,30 @@
+"""The stage clock of the reference scripts (`grasp_reference.py`, `reader_reference.py`): each stage's wall time
+per session, with the machine's load averages at its start and end, kept in `<runs>/stage_times.json`."""
+import json, os, time
+from pathlib import Path
+
+from rag_lib.core import atomic_write_text
+
+
+def load_averages() -> str:
+    "The 1, 5 and 15 minute load averages, as text."
+    return ' '.join(f'{x:.2f}' for x in os.getloadavg())
+
+
+def read_times(runs: Path) -> dict:
+    "The stage times recorded so far in `runs` (empty at first)."
+    f = Path(runs) / 'stage_times.json'
+    return json.loads(f.read_text()) if f.exists() else {}
+
+
+def timed_stage(runs: Path, times: dict, stage: str, work) -> None:
+    "Run `work()` as `stage`, add this session's time to `times` and write them to `runs/stage_times.json`."
+    t0, load0 = time.time(), load_averages()
+    print(f'== {stage} (load {load0})', flush=True)
+    work()
+    rec = times.get(stage, {'seconds': 0.0, 'sessions': []})
+    rec['sessions'].append({'seconds': round(time.time() - t0, 1), 'load_start': load0, 'load_end': load_averages(),
+                            'started': time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(t0))})
+    rec['seconds'] = round(sum(s['seconds'] for s in rec['sessions']), 1)
+    times[stage] = rec
+    atomic_write_text(Path(runs) / 'stage_times.json', json.dumps(times, indent=1))
