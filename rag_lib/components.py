@@ -12,7 +12,7 @@ from fastcore.basics import patch
 
 from .core import Profile, get_profile, profile_path, set_threads
 from .corpus import Benchmark, coverage_filter, load_benchmark, load_benchmarks
-from .llm import ScriptedBackend, backend_from_profile
+from .llm import ScriptedBackend, backend_from_profile, policy_kind
 from .methods import AGENTS, GRASP_ABLATIONS, build_agent, build_method
 from .retrieval import Embedder, KeywordIndex, Retrieval
 from .reward import RewardConfig
@@ -34,8 +34,10 @@ def _empty_completion(request, context: str) -> str:
     return ''
 
 def retrieval_for(bench: Benchmark, embedder: Embedder, prof: Profile) -> Retrieval:
-    "Benchmark `bench`'s retrieval: BM25 top-`prof.candidates` reranked by `prof.reranker`, dense by `embedder`."
-    return Retrieval(bench.corpus, embedder, prof.reranker, prof.candidates)
+    """Benchmark `bench`'s retrieval: BM25 top-`prof.candidates` reranked by `prof.reranker` (on the profile's
+    encoder device, dtype and batch size), dense by `embedder`."""
+    return Retrieval(bench.corpus, embedder, prof.reranker, dict(device=prof.encoder_device, dtype=prof.encoder_dtype,
+                                                                 batch_size=prof.encoder_batch), prof.candidates)
 
 def bridge_profile(prof: Profile) -> Profile:
     "The profile the bridge study's agents are built from: `react_shown` documents per search, `bridge_max_turns`."
@@ -59,18 +61,32 @@ class Study:
     @cached_property
     def benchmarks(self) -> list[Benchmark]: return load_benchmarks(self.prof)
     @cached_property
-    def embedder(self) -> Embedder: return Embedder(self.prof.embed_model)
+    def embedder(self) -> Embedder:
+        "The embedder, on the profile's encoder device, dtype and batch size (built before any vLLM engine)."
+        p = self.prof
+        return Embedder(p.embed_model, device=p.encoder_device, batch_size=p.encoder_batch, dtype=p.encoder_dtype)
     @cached_property
     def backend(self): return backend_for(self.prof)
     @cached_property
+    def grasp_backend(self):
+        "The backend of GRASP's Base: `grasp_llm`'s, or the study's `backend` when the profile names no other model."
+        p = self.prof
+        if p.grasp_llm in (None, p.llm) or p.llm_backend == 'scripted': return self.backend
+        return backend_for(p, model=p.grasp_llm)
+    @cached_property
     def adapter(self):
-        "The trained GRASP adapter's folder (`grasp_adapter`), or None."
-        return profile_path(self.prof.grasp_adapter)
+        "The trained GRASP policy's folder (`grasp_policy`: a LoRA adapter or a merged model), or None."
+        return profile_path(self.prof.grasp_policy)
     @cached_property
     def trained(self):
-        "The backend with the trained GRASP adapter, or None when the profile has none."
+        """The backend of the trained GRASP policy, or None when the profile has none: `grasp_llm` with the LoRA
+        adapter, or the merged model folder (what `verl.model_merger` writes)."""
         if self.adapter is None: return None
-        return backend_for(self.prof, adapter=str(self.adapter), name=f'{self.prof.llm}+grasp')
+        p, model = self.prof, self.prof.grasp_llm or self.prof.llm
+        if p.llm_backend == 'scripted': return backend_for(p)
+        if policy_kind(self.adapter) == 'lora': return backend_for(p, model=model, adapter=str(self.adapter),
+                                                                   name=f'{model}+grasp')
+        return backend_for(p, model=str(self.adapter), name=f'{model}+grasp')
 
     def retrieval(self, bench: Benchmark) -> Retrieval:
         "Benchmark `bench`'s retrieval, built once per benchmark name."

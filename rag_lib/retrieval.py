@@ -106,15 +106,23 @@ def model_fingerprint(name: str) -> str:
                    if p.is_file() and p.suffix in {'.safetensors', '.bin', '.gguf', '.json'}) if path.is_dir() else []
     return stable_hash([name, files])
 
+def _dtype_kwargs(dtype: str) -> dict:
+    "sentence-transformers' `model_kwargs` loading the weights as `dtype` (none for float32, its default)."
+    if dtype == 'float32': return {}
+    import torch
+    return {'model_kwargs': {'dtype': getattr(torch, dtype)}}
+
 class Embedder:
     "A sentence-transformers model loaded once; normalized float32 embeddings."
-    def __init__(self, name: str = 'minilm', device: str | None = None, batch_size: int = 32):
+    def __init__(self, name: str = 'minilm', device: str | None = None, batch_size: int = 32,
+                 dtype: str = 'float32'):  # weights' number format ('bfloat16' beside vLLM on a GPU)
         path = resolve_embedder_path(name)
         if name == 'minilm': os.environ.setdefault('HF_HUB_OFFLINE', '1')
         from sentence_transformers import SentenceTransformer
         self.name, self.batch_size = name, batch_size
-        self.model = SentenceTransformer(path, device=device)
-        self.fingerprint = model_fingerprint(name)
+        self.model = SentenceTransformer(path, device=device, **_dtype_kwargs(dtype))
+        fp = model_fingerprint(name)   # a bf16 embedder never shares cached embeddings with a float32 one
+        self.fingerprint = fp if dtype == 'float32' else stable_hash([fp, dtype])
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
         "Query embeddings, shape (n, dim)."
@@ -183,9 +191,9 @@ class BiEncoderReranker:
 
 class CrossEncoderReranker:
     "Rerank with a sentence-transformers `CrossEncoder` (model id or path)."
-    def __init__(self, model: str, device: str | None = None, batch_size: int = 32):
+    def __init__(self, model: str, device: str | None = None, batch_size: int = 32, dtype: str = 'float32'):
         from sentence_transformers import CrossEncoder
-        self.model, self.name, self.batch_size = CrossEncoder(model, device=device), model, batch_size
+        self.model, self.name, self.batch_size = CrossEncoder(model, device=device, **_dtype_kwargs(dtype)), model, batch_size
 
     def score(self, query: str, doc_ids: list[str], texts: list[str]) -> np.ndarray:
         "Relevance of each candidate to `query`, shape (n_candidates,)."
@@ -231,9 +239,11 @@ class Retrieval:
     def __init__(self, corpus: Corpus,
                  embed_model: str | Embedder = 'minilm',  # embedding model alias, id or path (or a loaded Embedder)
                  reranker: str = 'minilm',  # 'minilm' (offline bi-encoder) or a cross-encoder id/path
+                 reranker_kwargs: dict | None = None,  # the cross-encoder's `device`, `dtype`, `batch_size`
                  candidates: int = 50,  # hybrid: candidates from each retriever
                  k1: float = 1.5, b: float = 0.75):  # BM25 parameters
         self.corpus, self.embed_model, self.reranker_name = corpus, embed_model, reranker
+        self.reranker_kwargs = dict(reranker_kwargs or {})
         self.candidates, self.k1, self.b = candidates, k1, b
         self._cache = {}
 
@@ -263,7 +273,7 @@ class Retrieval:
         "The reranker (offline bi-encoder reusing the dense index, or a cross-encoder)."
         if ('reranker', granularity) not in self._cache:
             self._cache['reranker', granularity] = (BiEncoderReranker(self.embedder, self.semantic(granularity))
-                if self.reranker_name == 'minilm' else CrossEncoderReranker(self.reranker_name))
+                if self.reranker_name == 'minilm' else CrossEncoderReranker(self.reranker_name, **self.reranker_kwargs))
         return self._cache['reranker', granularity]
 
     def hybrid(self, granularity: str = 'sentence') -> RerankedRetriever:

@@ -24,7 +24,7 @@ def test_manifest_matches_files():
 
 def test_default_profile_adapters_exist():
     prof = get_profile('cpu')
-    for field in ('grasp_adapter', 'train_init'):
+    for field in ('grasp_policy', 'train_init'):
         p = profile_path(getattr(prof, field))
         cfg = json.loads((p / 'adapter_config.json').read_text())
         assert (p / 'adapter_model.safetensors').stat().st_size > 0 and cfg['r'] > 0, field

@@ -54,7 +54,18 @@ class Profile:
     data_parallel_size: int = field(default=1, metadata={'min': 1,
         'help': 'vLLM: model replicas (each on tensor_parallel_size GPUs)'})
     gpu_memory_utilization: float = field(default=0.85, metadata={'min': 0.05, 'max': 1.0,
-        'help': "vLLM: share of each GPU's memory it may take"})
+        'help': "vLLM: share of each GPU's memory its engines take together (split between them when a run needs "
+                'two at once)'})
+    max_live: int = field(default=16, metadata={'min': 1,
+        'help': "trajectories the runner advances together, one batched model call per round (vLLM's continuous "
+                'batching wants hundreds: the gpu profile 256; the cpu profile 16)'})
+    cte_round: int = field(default=32, metadata={'min': 1,
+        'help': "counterfactual branches of the bridge study advanced together (gpu: 512; cpu: 32)"})
+    encoder_device: str | None = field(default=None, metadata={
+        'help': "device of the embedder and reranker ('cpu', 'cuda', ...); None: sentence-transformers' choice"})
+    encoder_dtype: str = field(default='float32', metadata={'choices': ('float32', 'bfloat16', 'float16'),
+        'help': 'number format of the embedder and reranker weights (gpu: bfloat16, beside the vLLM engines)'})
+    encoder_batch: int = field(default=32, metadata={'min': 1, 'help': 'texts the embedder encodes per batch'})
     agents: tuple = field(
         default=('rule', 'single-keyword', 'single-semantic', 'single-hybrid', 'ircot', 'search-r1', 'base'),
         metadata={'help': "methods of the agent evaluation ('base' = GRASP's agent untrained); see methods.AGENTS"})
@@ -90,9 +101,12 @@ class Profile:
     grasp_max_turns: int = field(default=8, metadata={'min': 2,
         'help': "T of the GRASP agents (Base, trained, ablations) and of the reward's efficiency term (GRASP: 10; "
                 'the cpu policy was trained with 8)'})
-    grasp_adapter: str | None = field(default='artifacts/reference/grasp-smollm2/adapter', metadata={
-        'help': 'LoRA adapter of the trained GRASP policy (a path, relative to the project root); None: no trained '
-                'policy is evaluated'})
+    grasp_llm: str | None = field(default=None, metadata={
+        'help': "model of GRASP's Base and trained policy (GRASP: Qwen2.5-3B-Instruct); None: the profile's llm"})
+    grasp_policy: str | None = field(default='artifacts/reference/grasp-smollm2/adapter', metadata={
+        'help': 'the trained GRASP policy (a path, relative to the project root): a LoRA adapter of grasp_llm (peft: '
+                'adapter_config.json) or a merged Hugging Face model folder (what verl.model_merger writes: '
+                'config.json and *.safetensors); None: no trained policy is evaluated'})
     grasp_questions: int = field(default=2, metadata={'min': 1,
         'help': 'held-out world questions of trained vs Base, the ablations and the tool-use figure (GRASP: 500 per '
                 'benchmark; the reference record: 30)'})
@@ -225,8 +239,10 @@ PROFILES = {
                    llm='Qwen/Qwen2.5-7B-Instruct', llm_backend='vllm',
                    bridge_dataset='hotpotqa', bridge_agents=('react',), bridge_questions=1000,
                    bridge_llm_questions=1000, bridge_sample='stratified', bridge_max_turns=6,
-                   grasp_max_turns=10, grasp_adapter=None, grasp_questions=500, train_steps=0, train_init=None,
-                   judge=True),
+                   grasp_max_turns=10, grasp_llm='Qwen/Qwen2.5-3B-Instruct',
+                   grasp_policy='outputs/verl/merged/global_step_270', grasp_questions=500, train_steps=0,
+                   train_init=None, judge=True, max_live=256, cte_round=512, encoder_device='cuda',
+                   encoder_dtype='bfloat16', encoder_batch=64),
 }
 
 def resolve_profile(base: str | Profile | dict = 'cpu',  # a profile name, a Profile, or a mapping of fields
@@ -268,7 +284,7 @@ def get_profile(name: str | Profile, **overrides) -> Profile:
     return resolve_profile(name, overrides)
 
 def profile_path(p: str | None) -> Path | None:
-    "A path named in a profile (e.g. `grasp_adapter`): as given if absolute, else under the project root; None: None."
+    "A path named in a profile (e.g. `grasp_policy`): as given if absolute, else under the project root; None: None."
     if p is None: return None
     return Path(p) if Path(p).is_absolute() else (project_root() or Path.cwd()) / p
 

@@ -6,7 +6,7 @@
 __all__ = ['Request', 'Completion', 'Backend', 'Lit', 'Choice', 'Free', 'Template', 'Cursor', 'SMOLLM2_GGUF', 'resolve_llm',
            'convert_gguf', 'local_model_dir', 'prefix_groups', 'gqa_decode_attention', 'TransformersBackend',
            'ScriptedBackend', 'VLLMBackend', 'load_backend', 'backend_from_profile', 'set_compute',
-           'mixed_linear_class']
+           'mixed_linear_class', 'policy_kind', 'vllm_engines']
 
 # %% ../../nbs/05_llm.ipynb #cf55138b
 from .types import Backend, Completion, Request
@@ -16,10 +16,10 @@ from .cache import gqa_decode_attention, prefix_groups
 from .transformers import TransformersBackend
 from .scripted import ScriptedBackend
 from .vllm import VLLMBackend
-from .load import backend_from_profile, load_backend
+from .load import backend_from_profile, load_backend, policy_kind, vllm_engines
 from .compute import mixed_linear_class, set_compute
 
 _all_ = ['Request', 'Completion', 'Backend', 'Lit', 'Choice', 'Free', 'Template', 'Cursor', 'SMOLLM2_GGUF',
          'resolve_llm', 'convert_gguf', 'local_model_dir', 'prefix_groups', 'gqa_decode_attention',
          'TransformersBackend', 'ScriptedBackend', 'VLLMBackend', 'load_backend', 'backend_from_profile',
-         'set_compute', 'mixed_linear_class']
+         'set_compute', 'mixed_linear_class', 'policy_kind', 'vllm_engines']

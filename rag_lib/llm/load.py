@@ -4,12 +4,37 @@
 
 # %% ../../nbs/05h_llm_load.ipynb #33fc97c1
 from __future__ import annotations
+from pathlib import Path
 
 from .transformers import TransformersBackend
 from .vllm import VLLMBackend
 
 # %% auto #0
-__all__ = ['load_backend', 'backend_from_profile']
+__all__ = ['policy_kind', 'vllm_engines', 'load_backend', 'backend_from_profile']
+
+# %% ../../nbs/05h_llm_load.ipynb #c3d4e5f6
+def policy_kind(path) -> str:
+    """'lora' for a peft adapter folder (`adapter_config.json`), 'merged' for a Hugging Face model folder
+    (`config.json`: what `verl.model_merger` writes); FileNotFoundError naming what is missing otherwise."""
+    p = Path(path)
+    if (p / 'adapter_config.json').is_file(): return 'lora'
+    if (p / 'config.json').is_file(): return 'merged'
+    raise FileNotFoundError(f'{p}: neither a LoRA adapter (adapter_config.json) nor a merged model folder '
+                            '(config.json)' + ('' if p.is_dir() else '; the folder does not exist'))
+
+def vllm_engines(profile) -> dict[str, str]:
+    """The vLLM engines a run of `profile` holds at once, role -> model: the profile's `llm`, GRASP's Base
+    (`grasp_llm`, when another model), the trained policy (`grasp_policy`: a merged folder, or `grasp_llm` with the
+    LoRA adapter); {} unless the profile runs vLLM."""
+    if profile.llm_backend != 'vllm': return {}
+    from rag_lib.core import profile_path
+    out, base = {'llm': profile.llm}, profile.grasp_llm or profile.llm
+    if base != profile.llm: out['grasp_base'] = base
+    pol = profile_path(profile.grasp_policy)
+    if pol is not None:
+        try: out['grasp_policy'] = str(pol) if policy_kind(pol) == 'merged' else f'{base} + LoRA {pol}'
+        except FileNotFoundError: out['grasp_policy'] = str(pol)
+    return out
 
 # %% ../../nbs/05h_llm_load.ipynb #dcf42ffc
 def load_backend(kind: str = 'transformers', model: str = 'smollm2', **kwargs):
@@ -19,16 +44,17 @@ def load_backend(kind: str = 'transformers', model: str = 'smollm2', **kwargs):
     raise ValueError(f"backend kind must be 'transformers' or 'vllm' (tests build ScriptedBackend directly), "
                      f"not {kind!r}")
 
-def backend_from_profile(profile, **kwargs):
-    """The backend of a `core.Profile`: its kind and model, with its parallelism (vLLM) or threads (transformers),
-    and its compute; `kwargs` override."""
+def backend_from_profile(profile, model: str | None = None, **kwargs):
+    """The backend of a `core.Profile`: its kind and model (or `model`), with its parallelism (vLLM: each engine the
+    run holds gets its share of `gpu_memory_utilization`, `vllm_engines`) or threads (transformers), and its
+    compute; `kwargs` override (`adapter`, `name`: backend arguments, never passed to `vllm.LLM`)."""
     if profile.llm_backend == 'vllm':
         kw = dict(tensor_parallel_size=profile.tensor_parallel_size, data_parallel_size=profile.data_parallel_size,
-                  gpu_memory_utilization=profile.gpu_memory_utilization)
+                  gpu_memory_utilization=round(profile.gpu_memory_utilization / len(vllm_engines(profile)), 4))
         if profile.compute_dtype != 'auto': kw['dtype'] = profile.compute_dtype   # vLLM's own 'auto' otherwise
     elif profile.llm_backend == 'transformers':
         kw = dict(threads=profile.threads, compute_dtype=profile.compute_dtype, bf16_min_rows=profile.bf16_min_rows)
     else:
         raise ValueError(f"profile {profile.name!r}: llm_backend {profile.llm_backend!r} is built by the tests, "
                          "not from a profile")
-    return load_backend(profile.llm_backend, profile.llm, **{**kw, **kwargs})
+    return load_backend(profile.llm_backend, model or profile.llm, **{**kw, **kwargs})

@@ -4,6 +4,8 @@
 
 # %% ../../nbs/05g_llm_vllm.ipynb #ee7648d9
 from __future__ import annotations
+import json, logging
+from pathlib import Path
 from typing import Sequence
 
 from ..core import dir_fingerprint, stable_hash
@@ -11,7 +13,29 @@ from .types import Completion, Request
 from .models import local_model_dir, resolve_llm
 
 # %% auto #0
-__all__ = ['VLLMBackend']
+__all__ = ['LORA_RANKS', 'lora_rank', 'end_ids', 'max_tokens', 'VLLMBackend']
+
+# %% ../../nbs/05g_llm_vllm.ipynb #b1c2d3e5
+_log = logging.getLogger(__name__)
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)   # vLLM 0.24 max_lora_rank values (vllm/config/lora.py, line 26)
+
+def lora_rank(adapter: str | Path) -> int:
+    "vLLM's `max_lora_rank` for the peft adapter in folder `adapter`: the smallest of `LORA_RANKS` >= its rank."
+    r = json.loads((Path(adapter) / 'adapter_config.json').read_text())['r']
+    return next(k for k in LORA_RANKS if k >= r)
+
+def end_ids(tokenizer, model: str) -> set[int]:
+    "Ids a vLLM completion may end with: the tokenizer's EOS and `generation_config.json`'s `eos_token_id`(s)."
+    ids = {getattr(tokenizer, 'eos_token_id', None)} - {None}
+    cfg = Path(model) / 'generation_config.json'
+    if cfg.is_file():
+        e = json.loads(cfg.read_text()).get('eos_token_id')
+        ids |= set(e if isinstance(e, list) else [e] if e is not None else [])
+    return ids
+
+def max_tokens(r: Request) -> int:
+    "vLLM's `max_tokens` for request `r`: its `max_new_tokens`, one more for a template (the EOS its grammar ends with)."
+    return r.max_new_tokens + (r.template is not None)
 
 # %% ../../nbs/05g_llm_vllm.ipynb #39c8c41c
 class VLLMBackend:
@@ -22,7 +46,9 @@ class VLLMBackend:
                  max_model_len: int | None = None,  # context window (None: the model's)
                  data_parallel_size: int = 1,  # replicas: only 1 per process (vLLM's offline engine)
                  seed: int = 0,  # engine seed (each sampled request also carries its own)
-                 **llm_kwargs):  # passed on to `vllm.LLM`
+                 adapter: str | None = None,  # a LoRA adapter folder (peft), served by vLLM's LoRA support
+                 name: str | None = None,  # what tables call the model (default: `model`, or `model+adapter folder`)
+                 **llm_kwargs):  # passed on to `vllm.LLM` (only keywords vLLM has)
         if data_parallel_size != 1:
             raise ValueError(f'data_parallel_size={data_parallel_size}: vLLM\'s offline engine runs one replica per '
                              'process; start one process per replica (each with its own CUDA_VISIBLE_DEVICES) or give '
@@ -30,21 +56,30 @@ class VLLMBackend:
         try: import vllm
         except ImportError:
             raise ImportError('the vLLM backend needs vllm on a GPU machine: `pip install rag_lib[gpu]`') from None
-        self.name, self._vllm = model, vllm
+        self.name, self._vllm, self.adapter, self.lora = model, vllm, adapter, None
+        if adapter is not None: self.name = f'{model}+{Path(adapter).name}'
+        self.name = name or self.name
         self.engine_args = dict(model=resolve_llm(model), enable_prefix_caching=True,
                                 tensor_parallel_size=tensor_parallel_size,
                                 gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, seed=seed,
                                 **llm_kwargs)
+        if adapter is not None:
+            self.engine_args.update(enable_lora=True, max_lora_rank=lora_rank(adapter))
+            from vllm.lora.request import LoRARequest
+            self.lora = LoRARequest(Path(adapter).name, 1, str(adapter))
         self.llm = vllm.LLM(**self.engine_args)
         self.tokenizer = self.llm.get_tokenizer()
+        self.end_ids = end_ids(self.tokenizer, self.engine_args['model'])
         self.max_context = self.llm.llm_engine.model_config.max_model_len
-        self.stats = {'prefilled': 0, 'cached': 0, 'decoded': 0}
+        self.stats = {'prefilled': 0, 'cached': 0, 'decoded': 0, 'completions': 0, 'length': 0}
         self._fingerprint = None
 
     @property
     def fingerprint(self) -> str:
         "Content address of the local weight files (a hub id is looked up in the local hub cache, offline)."
-        if self._fingerprint is None: self._fingerprint = stable_hash(dir_fingerprint(local_model_dir(self.name)))
+        if self._fingerprint is None:
+            dirs = [local_model_dir(self.engine_args['model'])] + ([Path(self.adapter)] if self.adapter else [])
+            self._fingerprint = stable_hash([dir_fingerprint(d) for d in dirs] if self.adapter else dir_fingerprint(dirs[0]))
         return self._fingerprint
 
     def encode(self, text: str) -> list[int]:
@@ -57,7 +92,7 @@ class VLLMBackend:
 
     def sampling_params(self, r: Request):
         "vLLM's `SamplingParams` for request `r` (greedy unless it samples; guided by its template's regex)."
-        kw = dict(temperature=r.temperature, top_p=r.top_p, seed=r.seed, max_tokens=r.max_new_tokens,
+        kw = dict(temperature=r.temperature, top_p=r.top_p, seed=r.seed, max_tokens=max_tokens(r),
                   stop=list(r.stop) or None, skip_special_tokens=False, logprobs=0 if r.logprobs else None)
         if r.template is not None:
             sp = self._vllm.sampling_params
@@ -69,16 +104,28 @@ class VLLMBackend:
     def generate(self, requests: list[Request]) -> list[Completion]:
         "Completions of all `requests` (greedy, or sampled where asked) in one vLLM call."
         from vllm.inputs import TokensPrompt
+        kw = {} if self.lora is None else {'lora_request': self.lora}
         outs = self.llm.generate([TokensPrompt(prompt_token_ids=list(r.tokens)) for r in requests],
-                                 [self.sampling_params(r) for r in requests], use_tqdm=False)
+                                 [self.sampling_params(r) for r in requests], use_tqdm=False, **kw)
         res = []
         for r, o in zip(requests, outs):
             c = o.outputs[0]
+            ids, lps = list(c.token_ids), ([d[t].logprob for t, d in zip(c.token_ids, c.logprobs)]
+                                           if r.logprobs and c.logprobs else None)
+            if c.finish_reason == 'stop' and ids and ids[-1] in self.end_ids:   # EOS: not part of the turn
+                ids, lps = ids[:-1], (lps[:-1] if lps is not None else None)
             fin = ('template' if r.template is not None and c.finish_reason == 'stop'
                    else ('length' if c.finish_reason == 'length' else 'stop'))
-            lp = [d[t].logprob for t, d in zip(c.token_ids, c.logprobs)] if r.logprobs and c.logprobs else None
-            res.append(Completion(c.text, list(c.token_ids), len(r.tokens), o.num_cached_tokens or 0, fin, lp))
+            text = c.text
+            if fin == 'length' and len(ids) > r.max_new_tokens:   # the one token asked for EOS: not part of a turn
+                ids, lps = ids[:r.max_new_tokens], (lps[:r.max_new_tokens] if lps is not None else None)
+                text = self.decode(ids)
+            res.append(Completion(text, ids, len(r.tokens), o.num_cached_tokens or 0, fin, lps))
         self.stats['prefilled'] += sum(x.prompt_tokens - x.cached_tokens for x in res)
         self.stats['cached'] += sum(x.cached_tokens for x in res)
         self.stats['decoded'] += sum(len(x.token_ids) for x in res)
+        self.stats['completions'] += len(res)
+        self.stats['length'] += (n := sum(x.finish_reason == 'length' for x in res))
+        if n: _log.warning(f'vLLM: {n} of {len(res)} completions ended at max_tokens (length); '
+                           f"{self.stats['length']} of {self.stats['completions']} so far")
         return res

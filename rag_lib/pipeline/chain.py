@@ -14,7 +14,8 @@ from ..core import (
 from ..core.profile import resolved_compute
 from .artifacts import NOTEBOOK_ENV, RUN_DIR_ENV, artifacts_root
 from .claims import recorded_claims, render_claims
-from .preflight import check_profile, find_encoder, find_llm, real_datasets
+from .preflight import (check_profile, find_encoder, find_llm, machine_problems, plan_lines,
+                                       real_datasets)
 
 # %% auto #0
 __all__ = ['PACKAGES', 'experiment_notebooks', 'package_versions', 'git_state', 'input_digests', 'notebook_inputs',
@@ -62,10 +63,12 @@ def input_digests(prof: Profile) -> dict:
         data[d] = {'path': REAL_FILES[d], 'sha256': file_sha256(data_dir() / REAL_FILES[d])}
     models = {}
     if prof.llm_backend != 'scripted': models['llm'] = {'name': prof.llm, 'files': dir_fingerprint(find_llm(prof.llm))}
+    if prof.llm_backend != 'scripted' and prof.grasp_llm not in (None, prof.llm):
+        models['grasp_llm'] = {'name': prof.grasp_llm, 'files': dir_fingerprint(find_llm(prof.grasp_llm))}
     for setting in ('embed_model', 'reranker'):
         name = getattr(prof, setting)
         models[setting] = {'name': name, 'files': dir_fingerprint(find_encoder(name))}
-    for setting in ('grasp_adapter', 'train_init'):
+    for setting in ('grasp_policy', 'train_init'):
         p = profile_path(getattr(prof, setting))
         if p is not None and prof.llm_backend != 'scripted':
             models[setting] = {'name': getattr(prof, setting), 'files': dir_fingerprint(p)}
@@ -253,7 +256,7 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
     if not selected:
         raise ValueError(f"--only {' '.join(only)}: no experiment notebook matches; "
                          f"the chain is {', '.join(p.stem for p in chain)}")
-    problems = check_profile(prof)
+    problems = check_profile(prof, machine=not dry_run)   # a dry run may plan a GPU run on another machine
     if problems: raise ProfileProblems(problems)
     art = artifacts_root()
     run_dir = art / 'runs' / prof.run_id
@@ -269,7 +272,9 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
     wn = _why_not_promoted(prof, promote_default, partial)
     log(f'  promotion to {art}/: '
         + ('yes, when the run completes (the default profile)' if wn is None else f'no ({wn})'))
+    for line in plan_lines(prof): log(f'  {line}')
     if dry_run:
+        for p in machine_problems(prof): log(f'  on this machine: {p}')
         log('rag-lib: all checks passed; nothing was executed or written (dry run)')
         return {'run_id': prof.run_id, 'run_dir': str(run_dir), 'plan': plan, 'manifest': None, 'promoted': False}
     t_start, ran, reused = time.perf_counter(), [], []

