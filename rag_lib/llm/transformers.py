@@ -140,11 +140,12 @@ class TransformersBackend:
         self.token_text(0)
         bad = set(forbid + end[0])
         rest = [False] * (self.vocab_size - len(self._texts))
-        inside = torch.tensor([bool(t) and not (bad & set(t)) for t in self._texts] + rest)
-        exits = torch.tensor([bool(t) and end.startswith(t) for t in self._texts] + rest)
+        mask = lambda xs: torch.tensor(xs, device=self.device)   # beside the logits they mask
+        inside = mask([bool(t) and not (bad & set(t)) for t in self._texts] + rest)
+        exits = mask([bool(t) and end.startswith(t) for t in self._texts] + rest)
         for s in self.special:
             if s < self.vocab_size: inside[s] = exits[s] = False
-        first = inside & torch.tensor([bool(t.strip()) for t in self._texts] + rest)
+        first = inside & mask([bool(t.strip()) for t in self._texts] + rest)
         return inside, exits, first   # first: a slot's first token must not be blank
 
     # caches
@@ -224,7 +225,8 @@ class TransformersBackend:
         import torch
         entry, n = self._best_entry(r)
         kv, logits, pos = self._prefill(r.tokens, entry, n)
-        gen = torch.Generator().manual_seed(r.seed if r.seed is not None else 0) if r.temperature > 0 else None
+        gen = (torch.Generator(device=self.device).manual_seed(r.seed if r.seed is not None else 0)
+               if r.temperature > 0 else None)   # on the model's device: torch.multinomial samples there
         return {'r': r, 'kv': kv, 'logits': logits, 'pos': pos, 'n_cached': n, 'out': [], 'lp': [], 'gen': gen,
                 'cur': Cursor(self, r.template) if r.template else None, 'finish': None}
 
@@ -294,7 +296,8 @@ class TransformersBackend:
         else:
             x = logits
             if isinstance(allowed, list):
-                x = torch.full_like(logits, float('-inf')).index_copy(0, torch.tensor(allowed), logits[allowed])
+                idx = torch.tensor(allowed, device=logits.device)
+                x = torch.full_like(logits, float('-inf')).index_copy(0, idx, logits[idx])
             elif allowed is not None: x = logits.masked_fill(~allowed, float('-inf'))
             tok = int(torch.argmax(x)) if r.temperature <= 0 else _sample(x, r.temperature, r.top_p, s['gen'])
         if r.logprobs: s['lp'].append(float(torch.log_softmax(logits, -1)[tok]))
