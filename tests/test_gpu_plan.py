@@ -6,6 +6,7 @@ import os, subprocess, sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+MAIN = 'import sys; from rag_lib.pipeline import main; sys.exit(main(sys.argv[1:]))'
 MODELS = ('Qwen/Qwen2.5-7B-Instruct', 'Qwen/Qwen2.5-3B-Instruct', 'Qwen/Qwen3-Embedding-0.6B',
           'tomaarsen/Qwen3-Reranker-0.6B-seq-cls')
 
@@ -33,7 +34,7 @@ def test_gpu_dry_run_plans_grasp_on_the_3b_model(tmp_path):
     policy = placeholder(tmp_path / 'merged' / 'global_step_270', mb=3)   # what verl.model_merger writes
     env = {**os.environ, 'HF_HUB_CACHE': str(hub), 'HF_HUB_OFFLINE': '1', 'RAG_LIB_ARTIFACTS': str(tmp_path / 'art'),
            'PYTHONPATH': os.pathsep.join([str(ROOT), os.environ.get('PYTHONPATH', '')])}
-    r = subprocess.run([sys.executable, '-c', 'import sys; from rag_lib.pipeline import main; sys.exit(main(sys.argv[1:]))',
+    r = subprocess.run([sys.executable, '-c', MAIN,
                         'reproduce', '--profile', 'gpu', '--dry-run', '--set', 'datasets=world', 'bridge_dataset=world',
                         f'grasp_policy={policy}'], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -50,7 +51,7 @@ def test_gpu_dry_run_names_a_missing_policy(tmp_path):
     hub = hub_cache(tmp_path / 'hub')
     env = {**os.environ, 'HF_HUB_CACHE': str(hub), 'HF_HUB_OFFLINE': '1', 'RAG_LIB_ARTIFACTS': str(tmp_path / 'art'),
            'PYTHONPATH': os.pathsep.join([str(ROOT), os.environ.get('PYTHONPATH', '')])}
-    r = subprocess.run([sys.executable, '-c', 'import sys; from rag_lib.pipeline import main; sys.exit(main(sys.argv[1:]))',
+    r = subprocess.run([sys.executable, '-c', MAIN,
                         'reproduce', '--profile', 'gpu', '--dry-run', '--set', 'datasets=world', 'bridge_dataset=world',
                         f'grasp_policy={tmp_path / "nothing"}'], capture_output=True, text=True, env=env, cwd=ROOT,
                        timeout=300)

@@ -133,7 +133,8 @@ def test_lora_policy_is_served_with_a_lora_request(tmp_path):
     (tmp_path / 'config.json').write_text('{}')
     ad = tmp_path / 'adapter'; ad.mkdir(); (ad / 'adapter_config.json').write_text('{"r": 12}')
     calls = []
-    with mock.patch.dict(sys.modules, standin_vllm(lambda ids, s, lora: (calls.append(lora) or [65], [-1.0]), TOK, EOS)):
+    model = lambda ids, s, lora: (calls.append(lora) or [65], [-1.0])
+    with mock.patch.dict(sys.modules, standin_vllm(model, TOK, EOS)):
         vb = VLLMBackend(str(tmp_path), adapter=str(ad), name='grasp')
         kw = sys.modules['vllm'].LLM.last.kw
         c = vb.generate([Request([1, 2], 4)])[0]
