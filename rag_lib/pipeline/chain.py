@@ -257,7 +257,7 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
         raise ValueError(f"--only {' '.join(only)}: no experiment notebook matches; "
                          f"the chain is {', '.join(p.stem for p in chain)}")
     problems = check_profile(prof, machine=not dry_run)   # a dry run may plan a GPU run on another machine
-    if problems: raise ProfileProblems(problems)
+    if problems: raise ProfileProblems(problems + (machine_problems(prof) if dry_run else []))
     art = artifacts_root()
     run_dir = art / 'runs' / prof.run_id
     digests = input_digests(prof) if (run_dir / '.state').is_dir() or not dry_run else None
