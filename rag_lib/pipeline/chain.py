@@ -247,26 +247,28 @@ def _why_not_promoted(prof: Profile, promote_default: bool, partial: str | None)
     if not promote_default: return 'promotion turned off'
     return None
 
-def _execute(nb: Path, out: Path, prof: Profile, root: Path, desc: str, progress: bool):
-    "Run notebook `nb` with papermill into `out`, the resolved profile as its only parameter."
+def _execute(nb: Path, out: Path, prof: Profile, root: Path, desc: str, progress: bool) -> str | None:
+    "Run notebook `nb` with papermill into `out`, the resolved profile as its only parameter; a note, or None."
     import papermill as pm
     try:
         pm.execute_notebook(str(nb), str(out), parameters={'profile': prof.to_dict()}, cwd=str(root),
                             kernel_name='python3', progress_bar={'desc': desc, 'leave': True} if progress else False)
     except pm.PapermillExecutionError as e:
         if e.ename == 'KeyboardInterrupt': raise KeyboardInterrupt from None   # Ctrl-C reached the kernel first
+        if e.ename == 'NoObservations': return f'no observations: {e.evalue}'   # a sample with nothing to measure
         raise NotebookFailed(f'{nb.name} failed in cell {e.exec_count} ({e.ename}: {e.evalue}); '
                              f'executed copy with the traceback: {out}') from None
 
 def _run_one(nb: Path, run_dir: Path, prof: Profile, root: Path, inputs: dict, desc: str, progress: bool):
-    "Execute notebook `nb` afresh into `run_dir` and record its state: input key, inputs, times and outputs."
+    "Execute notebook `nb` afresh into `run_dir`, record its state (input key, inputs, note, times, outputs); the note."
     _clear_outputs(run_dir, nb.stem)
     t0, c0 = time.perf_counter(), _child_cpu()
-    with _env(**{NOTEBOOK_ENV: nb.stem}): _execute(nb, run_dir / nb.name, prof, root, desc, progress)
-    st = {'key': inputs['key'], 'inputs': {k: v for k, v in inputs.items() if k != 'key'},
+    with _env(**{NOTEBOOK_ENV: nb.stem}): note = _execute(nb, run_dir / nb.name, prof, root, desc, progress)
+    st = {'key': inputs['key'], 'inputs': {k: v for k, v in inputs.items() if k != 'key'}, 'note': note,
           'seconds': round(time.perf_counter() - t0, 1), 'cpu_seconds': round(_child_cpu() - c0, 1),
           'outputs': _outputs(run_dir, nb.stem)}
     atomic_write_text(run_dir / '.state' / f'{nb.stem}.json', json.dumps(st, indent=1, sort_keys=True) + '\n')
+    return note
 
 def _manifest(prof, run_dir, chain, inputs, digests, root) -> dict:
     "The run's manifest: what produced its files, with no clock times other than durations."
@@ -276,6 +278,7 @@ def _manifest(prof, run_dir, chain, inputs, digests, root) -> dict:
         st = json.loads(f.read_text()) if f.exists() else None
         done = st is not None and st['key'] == inputs[nb.stem]['key']
         nbs.append({'notebook': nb.name, 'status': 'done' if done else 'not run', 'key': inputs[nb.stem]['key'],
+                    'note': st.get('note') if done else None,
                     'seconds': st['seconds'] if done else None, 'cpu_seconds': st.get('cpu_seconds') if done else None,
                     'outputs': st['outputs'] if done else {}})
     files = {str(p.relative_to(run_dir)): file_sha256(p)
@@ -340,7 +343,8 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
                 if state == 'cached':
                     log(f'[{i}/{len(selected)}] {nb.stem}: cached ({why})'); reused.append(nb.stem); continue
                 log(f'[{i}/{len(selected)}] {nb.stem}: {state} ({why}); executing')
-                _run_one(nb, run_dir, prof, root, inputs[nb.stem], f'[{i}/{len(selected)}] {nb.stem}', progress)
+                note = _run_one(nb, run_dir, prof, root, inputs[nb.stem], f'[{i}/{len(selected)}] {nb.stem}', progress)
+                if note: log(f'[{i}/{len(selected)}] {nb.stem}: {note}')
                 ran.append(nb.stem)
             manifest = _manifest(prof, run_dir, chain, inputs, digests, root)
             if manifest['complete']: _prune(run_dir, manifest)
