@@ -189,8 +189,8 @@ def estimate_seconds(prof: Profile, record: Path | None = None) -> tuple[float, 
     return est, total
 
 def estimate_line(prof: Profile) -> str | None:
-    "The plan's line on how long `prof` will take (a warning when hours), or None without a record."
-    r = estimate_seconds(prof)
+    "The plan's line on how long `prof` will take (a warning when hours); None without a record, or on vLLM (a GPU)."
+    r = estimate_seconds(prof) if prof.llm_backend != 'vllm' else None
     if r is None: return None
     est, ref = r
     scale = f'the committed cpu run ({ref / 60:.0f} min) scaled by the profile\'s sizes'
