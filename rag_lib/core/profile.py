@@ -4,7 +4,7 @@
 
 # %% ../../nbs/00c_core_profile.ipynb #fb6197ba
 from __future__ import annotations
-import dataclasses, json, textwrap, typing
+import dataclasses, json, re, textwrap, typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,8 +12,8 @@ from .compute import resolve_compute
 from .files import project_root, stable_hash, to_jsonable
 
 # %% auto #0
-__all__ = ['DATASET_NAMES', 'PROFILES', 'Profile', 'parse_value', 'resolve_profile', 'resolved_compute', 'get_profile',
-           'profile_path', 'fields_help']
+__all__ = ['DATASET_NAMES', 'SAFE_NAME', 'PROFILES', 'Profile', 'check_name', 'parse_sets', 'load_mapping', 'parse_value',
+           'resolve_profile', 'resolved_compute', 'get_profile', 'profile_path', 'fields_help']
 
 # %% ../../nbs/00c_core_profile.ipynb #c90a86fd
 DATASET_NAMES = ('world', 'hotpotqa', '2wikimultihopqa', 'musique')
@@ -126,6 +126,7 @@ class Profile:
     def __post_init__(self):
         hints = typing.get_type_hints(Profile)
         for f in dataclasses.fields(self): _check_field(f, hints[f.name], getattr(self, f.name))
+        check_name(self.name, 'profile field name')
         if self.agent_questions > self.n_questions:
             raise ValueError(f'agent_questions={self.agent_questions} exceeds n_questions={self.n_questions}')
         if self.top_k > self.candidates: raise ValueError(f"top_k={self.top_k} exceeds candidates={self.candidates}")
@@ -153,6 +154,60 @@ class Profile:
     def run_id(self) -> str:
         "`<name>-<hash of the resolved profile>` (its compute made concrete): the folder a run of it writes to."
         return f'{self.name}-{stable_hash(resolved_compute(self).to_dict(), 10)}'
+
+# %% ../../nbs/00c_core_profile.ipynb #b6b788f7
+SAFE_NAME = re.compile(r'[A-Za-z0-9][A-Za-z0-9._-]{0,63}')
+
+def check_name(name, what: str = 'name') -> str:
+    "`name` if it is one safe path component (`SAFE_NAME`), else ValueError naming `what`."
+    if not isinstance(name, str) or not SAFE_NAME.fullmatch(name):
+        raise ValueError(f'{what}: {name!r} is not allowed (allowed: letters, digits, ., _ and -, at most 64, '
+                         'starting with a letter or digit)')
+    return name
+
+def parse_sets(items, option: str = '--set') -> dict:
+    "`['k=v', ...]` as {k: 'v'}; ValueError (one line, naming `option` and the item) for an item without `=`."
+    out = {}
+    for it in items:
+        k, eq, v = it.partition('=')
+        if not eq or not k.strip(): raise ValueError(f'{option} expects KEY=VALUE, got {it!r}')
+        if k.strip() in out: raise ValueError(f'{option}: {k.strip()!r} is given twice')
+        out[k.strip()] = v
+    return out
+
+def _unique_keys(pairs, path):
+    "A JSON object's pairs as a dict; ValueError naming `path` and the key written twice."
+    d = {}
+    for k, v in pairs:
+        if k in d: raise ValueError(f'{path}: key {k!r} appears twice')
+        d[k] = v
+    return d
+
+def load_mapping(path, what: str = 'config file') -> dict:
+    "The mapping in YAML or JSON file `path`; ValueError (one line naming it) if missing, unreadable or a key repeats."
+    import yaml
+    path = Path(path)
+    if not path.is_file(): raise ValueError(f'{what} {path}: not found')
+    class Loader(yaml.SafeLoader): pass
+    def mapping(loader, node, deep=False):
+        seen = []
+        for kn, _ in node.value:
+            k = loader.construct_object(kn, deep=True)
+            if k in seen: raise ValueError(f'{what} {path}: key {k!r} appears twice (line {kn.start_mark.line + 1})')
+            seen.append(k)
+        return loader.construct_mapping(node, deep)
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    try:
+        text = path.read_text(encoding='utf-8-sig')
+        d = (json.loads(text, object_pairs_hook=lambda ps: _unique_keys(ps, f'{what} {path}'))
+             if path.suffix == '.json' else yaml.load(text, Loader=Loader))
+    except ValueError as e:
+        if str(e).startswith(f'{what} {path}'): raise
+        raise ValueError(f'{what} {path}: not valid JSON ({str(e).splitlines()[0]})') from None
+    except Exception as e:
+        raise ValueError(f'{what} {path}: not valid YAML/JSON ({str(e).splitlines()[0]})') from None
+    if not isinstance(d, dict): raise ValueError(f'{what} {path}: expected a mapping of fields, got {type(d).__name__}')
+    return d
 
 # %% ../../nbs/00c_core_profile.ipynb #504e53e4
 def _base_type(tp) -> type:
@@ -257,16 +312,7 @@ def resolve_profile(base: str | Profile | dict = 'cpu',  # a profile name, a Pro
     else:
         raise ValueError(f"unknown profile {base!r}; choose from {', '.join(sorted(PROFILES))} (or give a config file)")
     if config is not None:
-        path = Path(config)
-        if not path.is_file(): raise ValueError(f'config file {path}: not found')
-        try:
-            import yaml
-            cfg = yaml.safe_load(path.read_text(encoding='utf-8'))
-        except Exception as e:
-            raise ValueError(f'config file {path}: not valid YAML/JSON ({str(e).splitlines()[0]})') from None
-        if not isinstance(cfg, dict):
-            raise ValueError(f'config file {path}: expected a mapping of profile fields, got {type(cfg).__name__}')
-        prof.update(cfg)
+        prof.update(load_mapping(config))
     for k, v in (overrides or {}).items(): prof[k] = parse_value(k, v) if isinstance(v, str) else v
     try: resolved = Profile.from_dict(prof)
     except TypeError as e: raise ValueError(f'profile: {e}') from None

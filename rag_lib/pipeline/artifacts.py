@@ -11,7 +11,7 @@ from ..core import append_jsonl, atomic_write_text, file_sha256, project_root
 
 # %% auto #0
 __all__ = ['RUN_DIR_ENV', 'NOTEBOOK_ENV', 'artifacts_root', 'run_output_dir', 'current_notebook', 'markdown_table', 'save_table',
-           'save_figure']
+           'save_figure', 'NoObservations']
 
 # %% ../../nbs/15b_pipeline_artifacts.ipynb #5b0e1c77
 RUN_DIR_ENV, NOTEBOOK_ENV = 'RAG_LIB_RUN_DIR', 'RAG_LIB_NOTEBOOK'
@@ -65,3 +65,7 @@ def save_figure(fig, name: str, dpi: int = 120) -> Path:
     fig.savefig(tmp, dpi=dpi, bbox_inches='tight', metadata={'Software': None})
     tmp.replace(p)
     return _log_write(p)
+
+# %% ../../nbs/15b_pipeline_artifacts.ipynb #f5001c80
+class NoObservations(Exception):
+    "An experiment notebook's sample gave nothing to measure; the message says why (the chain reports it, no crash)."

@@ -14,12 +14,14 @@ from ..core import (
 from ..core.profile import resolved_compute
 from .artifacts import NOTEBOOK_ENV, RUN_DIR_ENV, artifacts_root
 from .claims import recorded_claims, render_claims
-from .preflight import (check_profile, find_encoder, find_llm, machine_problems, plan_lines,
-                                       real_datasets)
+from rag_lib.pipeline.preflight import (
+    capped, check_profile, dataset_sizes, estimate_line, find_encoder, find_llm, machine_problems, plan_lines,
+    real_datasets)
 
 # %% auto #0
-__all__ = ['PACKAGES', 'experiment_notebooks', 'package_versions', 'git_state', 'input_digests', 'notebook_inputs',
-           'notebook_status', 'RunLocked', 'run_lock', 'promote', 'ProfileProblems', 'NotebookFailed', 'run_chain']
+__all__ = ['PACKAGES', 'PROMOTED', 'experiment_notebooks', 'package_versions', 'git_state', 'input_digests', 'notebook_inputs',
+           'notebook_status', 'RunLocked', 'run_lock', 'recover_promotion', 'promote', 'ProfileProblems',
+           'NotebookFailed', 'Interrupted', 'PromotionFailed', 'run_chain']
 
 # %% ../../nbs/15d_pipeline_chain.ipynb #0909bdfd
 def experiment_notebooks(root: Path | None = None) -> list[Path]:
@@ -138,23 +140,60 @@ def _strip_times(nb_path: Path, dest: Path):
         c.get('metadata', {}).pop('execution', None)
     atomic_write_text(dest, json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
 
+PROMOTED = ('tables', 'figures', 'notebooks', 'manifest.json', 'CLAIMS.md')   # swapped in together
+
+def _remove(p: Path):
+    if p.is_dir() and not p.is_symlink(): shutil.rmtree(p)
+    elif p.exists() or p.is_symlink(): p.unlink()
+
+def recover_promotion(art: Path) -> str | None:
+    """Finish a promotion whose journal says it is done, or roll back one that is not (killed or failed midway): every
+    promoted path as it was before; then remove its stage folders. Call it holding the promotion lock."""
+    j = art / '.promote' / 'journal.json'
+    if not j.exists(): return None
+    rec = json.loads(j.read_text())
+    old = art / '.promote' / rec['old']
+    if not rec['done']:
+        for name in rec['paths']:
+            if (old / name).exists():   # swapped out: put it back (over the new one, if that was swapped in)
+                _remove(art / name); os.replace(old / name, art / name)
+            elif name not in rec['existed']: _remove(art / name)   # new here: swapped in, or not yet (absent)
+    for d in (old, art / '.promote' / rec['stage']): shutil.rmtree(d, ignore_errors=True)
+    j.unlink()
+    return 'completed' if rec['done'] else 'rolled back'
+
+def _stage(run_dir: Path, stage: Path, notebooks: list[str]):
+    "Copy the run's tables, figures, executed `notebooks` (without clock times), manifest and CLAIMS.md into `stage`."
+    for sub in ('tables', 'figures'):
+        if (run_dir / sub).is_dir(): shutil.copytree(run_dir / sub, stage / sub)
+        else: (stage / sub).mkdir(parents=True)
+    (stage / 'notebooks').mkdir(parents=True)
+    for n in notebooks: _strip_times(run_dir / f'{n}.ipynb', stage / 'notebooks' / f'{n}.ipynb')
+    for f in ('manifest.json', 'CLAIMS.md'): shutil.copyfile(run_dir / f, stage / f)
+
 def promote(run_dir: Path, art: Path, notebooks: list[str]) -> None:
-    "Copy `run_dir`'s tables, figures, executed `notebooks`, manifest and CLAIMS.md into `art`, each folder swapped in."
+    """Swap `run_dir`'s tables, figures, executed `notebooks`, manifest and CLAIMS.md into `art` as one step: all of
+    them or (when a swap fails, or the process is killed and `recover_promotion` runs next) none."""
     with run_lock(art / '.promote', 'promotion into'):
-        stage = art / '.promote' / f'stage-{os.getpid()}'
-        shutil.rmtree(stage, ignore_errors=True)
-        for sub in ('tables', 'figures'):
-            if (run_dir / sub).is_dir(): shutil.copytree(run_dir / sub, stage / sub)
-            else: (stage / sub).mkdir(parents=True)
-        (stage / 'notebooks').mkdir(parents=True)
-        for n in notebooks: _strip_times(run_dir / f'{n}.ipynb', stage / 'notebooks' / f'{n}.ipynb')
-        for sub in ('tables', 'figures', 'notebooks'):
-            old = art / '.promote' / f'old-{sub}-{os.getpid()}'
-            if (art / sub).exists(): (art / sub).rename(old)
-            (stage / sub).rename(art / sub)
-            shutil.rmtree(old, ignore_errors=True)
-        for f in ('manifest.json', 'CLAIMS.md'): atomic_write_text(art / f, (run_dir / f).read_text(encoding='utf-8'))
-        shutil.rmtree(stage, ignore_errors=True)
+        recover_promotion(art)
+        for d in art.joinpath('.promote').glob('*-*'):   # stage folders of promotions killed before their journal
+            if d.is_dir(): shutil.rmtree(d, ignore_errors=True)
+        stage, old = f'stage-{os.getpid()}', f'old-{os.getpid()}'
+        _stage(run_dir, art / '.promote' / stage, notebooks)
+        (art / '.promote' / old).mkdir()
+        rec = {'stage': stage, 'old': old, 'paths': PROMOTED, 'done': False,
+               'existed': [n for n in PROMOTED if (art / n).exists()]}
+        atomic_write_text(art / '.promote' / 'journal.json', json.dumps(rec))
+        try:
+            for name in PROMOTED:
+                if (art / name).exists(): os.replace(art / name, art / '.promote' / old / name)
+                os.replace(art / '.promote' / stage / name, art / name)
+        except BaseException:
+            recover_promotion(art)
+            raise
+        atomic_write_text(art / '.promote' / 'journal.json', json.dumps({**rec, 'done': True}))
+        recover_promotion(art)   # the old run's paths and the stage folder go
+
 
 # %% ../../nbs/15d_pipeline_chain.ipynb #e7f8a9b0
 class ProfileProblems(ValueError):
@@ -162,6 +201,10 @@ class ProfileProblems(ValueError):
     def __init__(self, problems): super().__init__('\n'.join(problems)); self.problems = problems
 
 class NotebookFailed(RuntimeError): "An experiment notebook raised; the message names the cell and the executed copy."
+
+class Interrupted(RuntimeError): "Ctrl-C stopped the run; the message says what was kept."
+
+class PromotionFailed(RuntimeError): "Promotion failed and was rolled back; the message says where the results are."
 
 def _clear_outputs(run_dir: Path, stem: str):
     "Remove what an earlier (stale or killed) execution of notebook `stem` left: state, outputs, write log and claims."
@@ -207,15 +250,28 @@ def _why_not_promoted(prof: Profile, promote_default: bool, partial: str | None)
     if not promote_default: return 'promotion turned off'
     return None
 
-def _execute(nb: Path, out: Path, prof: Profile, root: Path, desc: str, progress: bool):
-    "Run notebook `nb` with papermill into `out`, the resolved profile as its only parameter."
+def _execute(nb: Path, out: Path, prof: Profile, root: Path, desc: str, progress: bool) -> str | None:
+    "Run notebook `nb` with papermill into `out`, the resolved profile as its only parameter; a note, or None."
     import papermill as pm
     try:
         pm.execute_notebook(str(nb), str(out), parameters={'profile': prof.to_dict()}, cwd=str(root),
                             kernel_name='python3', progress_bar={'desc': desc, 'leave': True} if progress else False)
     except pm.PapermillExecutionError as e:
+        if e.ename == 'KeyboardInterrupt': raise KeyboardInterrupt from None   # Ctrl-C reached the kernel first
+        if e.ename == 'NoObservations': return f'no observations: {e.evalue}'   # a sample with nothing to measure
         raise NotebookFailed(f'{nb.name} failed in cell {e.exec_count} ({e.ename}: {e.evalue}); '
                              f'executed copy with the traceback: {out}') from None
+
+def _run_one(nb: Path, run_dir: Path, prof: Profile, root: Path, inputs: dict, desc: str, progress: bool):
+    "Execute notebook `nb` afresh into `run_dir`, record its state (input key, inputs, note, times, outputs); the note."
+    _clear_outputs(run_dir, nb.stem)
+    t0, c0 = time.perf_counter(), _child_cpu()
+    with _env(**{NOTEBOOK_ENV: nb.stem}): note = _execute(nb, run_dir / nb.name, prof, root, desc, progress)
+    st = {'key': inputs['key'], 'inputs': {k: v for k, v in inputs.items() if k != 'key'}, 'note': note,
+          'seconds': round(time.perf_counter() - t0, 1), 'cpu_seconds': round(_child_cpu() - c0, 1),
+          'outputs': _outputs(run_dir, nb.stem)}
+    atomic_write_text(run_dir / '.state' / f'{nb.stem}.json', json.dumps(st, indent=1, sort_keys=True) + '\n')
+    return note
 
 def _manifest(prof, run_dir, chain, inputs, digests, root) -> dict:
     "The run's manifest: what produced its files, with no clock times other than durations."
@@ -225,13 +281,15 @@ def _manifest(prof, run_dir, chain, inputs, digests, root) -> dict:
         st = json.loads(f.read_text()) if f.exists() else None
         done = st is not None and st['key'] == inputs[nb.stem]['key']
         nbs.append({'notebook': nb.name, 'status': 'done' if done else 'not run', 'key': inputs[nb.stem]['key'],
+                    'note': st.get('note') if done else None,
                     'seconds': st['seconds'] if done else None, 'cpu_seconds': st.get('cpu_seconds') if done else None,
                     'outputs': st['outputs'] if done else {}})
     files = {str(p.relative_to(run_dir)): file_sha256(p)
              for sub in ('tables', 'figures') for p in sorted((run_dir / sub).glob('*')) if p.is_file()}
     return {'run_id': prof.run_id, 'profile': prof.to_dict(), 'complete': all(n['status'] == 'done' for n in nbs),
             'git': git_state(root), 'versions': package_versions(), 'compute': compute_report(),
-            'inputs': {'rag_lib_source': source_digest(), **digests}, 'notebooks': nbs, 'artifacts': files}
+            'inputs': {'rag_lib_source': source_digest(), **digests}, 'notebooks': nbs, 'artifacts': files,
+            'sizes': dataset_sizes(prof)}
 
 def _prune(run_dir: Path, manifest: dict):
     "Delete tables and figures of a complete run that no notebook of the chain wrote (left by notebooks since removed)."
@@ -272,38 +330,46 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
     wn = _why_not_promoted(prof, promote_default, partial)
     log(f'  promotion to {art}/: '
         + ('yes, when the run completes (the default profile)' if wn is None else f'no ({wn})'))
-    for line in plan_lines(prof): log(f'  {line}')
+    for line in [*plan_lines(prof), *capped(dataset_sizes(prof)), estimate_line(prof)]:
+        if line: log(f'  {line}')
     if dry_run:
         for p in machine_problems(prof): log(f'  on this machine: {p}')
         log('rag-lib: all checks passed; nothing was executed or written (dry run)')
         return {'run_id': prof.run_id, 'run_dir': str(run_dir), 'plan': plan, 'manifest': None, 'promoted': False}
-    t_start, ran, reused = time.perf_counter(), [], []
-    with run_lock(run_dir), _env(**{RUN_DIR_ENV: str(run_dir)}):
-        for i, nb in enumerate(selected, 1):
-            state, why = notebook_status(run_dir, nb.stem, inputs[nb.stem])
-            if state == 'cached':
-                log(f'[{i}/{len(selected)}] {nb.stem}: cached ({why})'); reused.append(nb.stem); continue
-            log(f'[{i}/{len(selected)}] {nb.stem}: {state} ({why}); executing')
-            _clear_outputs(run_dir, nb.stem)
-            t0, c0 = time.perf_counter(), _child_cpu()
-            with _env(**{NOTEBOOK_ENV: nb.stem}):
-                _execute(nb, run_dir / nb.name, prof, root, f'[{i}/{len(selected)}] {nb.stem}', progress)
-            st = {'key': inputs[nb.stem]['key'], 'inputs': {k: v for k, v in inputs[nb.stem].items() if k != 'key'},
-                  'seconds': round(time.perf_counter() - t0, 1), 'cpu_seconds': round(_child_cpu() - c0, 1),
-                  'outputs': _outputs(run_dir, nb.stem)}
-            atomic_write_text(run_dir / '.state' / f'{nb.stem}.json', json.dumps(st, indent=1, sort_keys=True) + '\n')
-            ran.append(nb.stem)
-        manifest = _manifest(prof, run_dir, chain, inputs, digests, root)
-        if manifest['complete']: _prune(run_dir, manifest)
-        done = [n['notebook'][:-len('.ipynb')] for n in manifest['notebooks'] if n['status'] == 'done']
-        atomic_write_text(run_dir / 'manifest.json',
-                          json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + '\n')
-        claims = render_claims(recorded_claims(run_dir, done), prof, [p.stem for p in chain], done)
-        atomic_write_text(run_dir / 'CLAIMS.md', claims)
-        incomplete = (None if manifest['complete']
-                      else f'an incomplete run: {len(done)} of {len(chain)} notebooks have outputs')
-        why_not = _why_not_promoted(prof, promote_default, partial or incomplete)
-        if why_not is None: promote(run_dir, art, done)
+    t_start, ran, reused, current = time.perf_counter(), [], [], 'the checks'
+    if (art / '.promote' / 'journal.json').exists():   # a promotion was killed midway: roll it back (or finish it)
+        with contextlib.suppress(RunLocked), run_lock(art / '.promote', 'promotion into'): recover_promotion(art)
+    try:
+        with run_lock(run_dir), _env(**{RUN_DIR_ENV: str(run_dir)}):
+            for i, nb in enumerate(selected, 1):
+                current = nb.stem
+                state, why = notebook_status(run_dir, nb.stem, inputs[nb.stem])
+                if state == 'cached':
+                    log(f'[{i}/{len(selected)}] {nb.stem}: cached ({why})'); reused.append(nb.stem); continue
+                log(f'[{i}/{len(selected)}] {nb.stem}: {state} ({why}); executing')
+                note = _run_one(nb, run_dir, prof, root, inputs[nb.stem], f'[{i}/{len(selected)}] {nb.stem}', progress)
+                if note: log(f'[{i}/{len(selected)}] {nb.stem}: {note}')
+                ran.append(nb.stem)
+            manifest = _manifest(prof, run_dir, chain, inputs, digests, root)
+            if manifest['complete']: _prune(run_dir, manifest)
+            done = [n['notebook'][:-len('.ipynb')] for n in manifest['notebooks'] if n['status'] == 'done']
+            atomic_write_text(run_dir / 'manifest.json',
+                              json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + '\n')
+            claims = render_claims(recorded_claims(run_dir, done), prof, [p.stem for p in chain], done)
+            atomic_write_text(run_dir / 'CLAIMS.md', claims)
+            incomplete = (None if manifest['complete']
+                          else f'an incomplete run: {len(done)} of {len(chain)} notebooks have outputs')
+            why_not = _why_not_promoted(prof, promote_default, partial or incomplete)
+            current = 'promotion'
+            if why_not is None:
+                try: promote(run_dir, art, done)
+                except OSError as e:
+                    raise PromotionFailed(f'promotion into {art}/ failed and was rolled back ({e}); {art}/ holds the '
+                                          f'previous run, whole; this run is complete in {run_dir}') from None
+    except KeyboardInterrupt:
+        kept = reused + ran
+        raise Interrupted(f"interrupted during {current}; kept {len(kept)} finished notebook(s) in {run_dir} "
+                          f"({', '.join(kept) or 'none'}); they are reused when the same command runs again") from None
     n_files = len(manifest['artifacts'])
     log(f'rag-lib: {len(ran)} notebook(s) executed, {len(reused)} reused, {time.perf_counter() - t_start:.0f} s; '
         f'{n_files} tables/figures, manifest and CLAIMS.md in {run_dir}; '

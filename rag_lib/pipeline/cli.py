@@ -4,10 +4,12 @@
 
 # %% ../../nbs/15f_pipeline_cli.ipynb #23f2049b
 from __future__ import annotations
-import argparse, sys
+import argparse, shlex, sys
 
 from ..core import PROFILES, Profile, fields_help
-from .chain import NotebookFailed, ProfileProblems, RunLocked, run_chain
+from ..core.profile import parse_sets
+from .chain import (
+    Interrupted, NotebookFailed, ProfileProblems, PromotionFailed, RunLocked, run_chain)
 from .docs import build_docs
 
 # %% auto #0
@@ -22,15 +24,6 @@ def _profile_args(p):
                    help='profile fields to override (after --config)')
     p.add_argument('--help-fields', action='store_true',
                    help='list every profile field (type, default, allowed values, help) and exit')
-
-def _overrides(items: list[str]) -> dict:
-    "`['k=v', ...]` as {k: 'v'} (values are parsed and checked by `resolve_profile`)."
-    out = {}
-    for it in items:
-        if '=' not in it: raise ValueError(f'--set expects KEY=VALUE, got {it!r}')
-        k, v = it.split('=', 1)
-        out[k.strip()] = v
-    return out
 
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `rag-lib` command; returns the exit status."
@@ -51,13 +44,18 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == 'docs':
             try: print(f'rag-lib: site built in {build_docs(site=a.site)}'); return 0
             except RuntimeError as e: print(f'rag-lib: {e}', file=sys.stderr); return 1
-        run_chain(a.profile, _overrides(a.set), getattr(a, 'only', None), a.config,
+        run_chain(a.profile, parse_sets(a.set), getattr(a, 'only', None), a.config,
                   dry_run=a.cmd == 'status' or a.dry_run)
     except ProfileProblems as e:
         for p in e.problems: print(f'rag-lib: {p}', file=sys.stderr)
         print('rag-lib: nothing was run', file=sys.stderr); return 2
     except (ValueError, RunLocked, FileNotFoundError) as e:
         print(f'rag-lib: {e}', file=sys.stderr); return 2
-    except NotebookFailed as e:
+    except (NotebookFailed, PromotionFailed) as e:
         print(f'rag-lib: {e}', file=sys.stderr); return 1
+    except Interrupted as e:
+        print(f'rag-lib: {e}; resume: rag-lib {shlex.join(sys.argv[1:] if argv is None else argv)}', file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print('rag-lib: interrupted before any notebook ran; nothing was written', file=sys.stderr); return 130
     return 0

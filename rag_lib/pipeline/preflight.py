@@ -4,14 +4,18 @@
 
 # %% ../../nbs/15c_pipeline_preflight.ipynb #fc13ee94
 from __future__ import annotations
-import importlib.util, os
+import functools, importlib.util, json, os, tempfile
+
+import numpy as np
 from pathlib import Path
 
 from ..core import Profile, data_dir, profile_path
+from .artifacts import artifacts_root
 
 # %% auto #0
-__all__ = ['SPACY_MODELS', 'CPU_ADVICE', 'find_llm', 'find_encoder', 'real_datasets', 'check_profile', 'machine_problems',
-           'policy_problems', 'engine_estimates', 'memory_problems', 'plan_lines']
+__all__ = ['SPACY_MODELS', 'SIZE_KNOBS', 'CPU_ADVICE', 'COST_KNOBS', 'find_llm', 'find_encoder', 'questions_in', 'writable',
+           'unwritable', 'dataset_sizes', 'capped', 'real_datasets', 'check_profile', 'machine_problems',
+           'policy_problems', 'engine_estimates', 'memory_problems', 'plan_lines', 'estimate_seconds', 'estimate_line']
 
 # %% ../../nbs/15c_pipeline_preflight.ipynb #f6a7b8c9
 def find_llm(name: str) -> Path:
@@ -42,6 +46,65 @@ def _gpu_count() -> int:
     import torch
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
+# %% ../../nbs/15c_pipeline_preflight.ipynb #8cc448ff
+@functools.lru_cache(maxsize=8)
+def _count(path: str, dataset: str, stamp: tuple) -> int:
+    from rag_lib.data import load
+    return len(load(path, dataset=dataset))
+
+def questions_in(path: Path, dataset: str) -> int:
+    "Questions in data file `path` of `dataset`, read to the end (ValueError naming file, line and column if damaged)."
+    st = Path(path).stat()
+    return _count(str(path), dataset, (st.st_size, st.st_mtime_ns))
+
+def _cache_root() -> Path:
+    "The cache root `core.cache_dir` would use (not created)."
+    from rag_lib.core import project_root
+    if 'RAG_LIB_CACHE' in os.environ: return Path(os.environ['RAG_LIB_CACHE'])
+    root = project_root()
+    return root / '.cache' if root else Path.home() / '.cache' / 'rag_lib'
+
+def writable(path: Path) -> str | None:
+    "None if folder `path` (or, when missing, its nearest existing parent) takes a file; else why not."
+    p = Path(path)
+    while not p.exists() and p != p.parent: p = p.parent
+    if not p.is_dir(): return f'{p} is not a folder'
+    try:
+        fd, probe = tempfile.mkstemp(dir=p, prefix='.rag-lib-probe-')
+        os.close(fd); os.unlink(probe)
+    except OSError as e: return f'{p} takes no writes ({e.strerror or e})'
+    return None
+
+def unwritable() -> list[str]:
+    "One problem line for `artifacts/` and one for the cache folder if it takes no writes."
+    out = []
+    for what, env, p in (('artifacts', 'RAG_LIB_ARTIFACTS', artifacts_root()),
+                         ('cache', 'RAG_LIB_CACHE', _cache_root())):
+        if why := writable(p):
+            out.append(f'{what} folder {p}: {why}; fix: make it writable, or point {env} at a writable folder')
+    return out
+
+SIZE_KNOBS = (('n_questions', 'datasets'), ('agent_questions', 'datasets'), ('bridge_questions', 'bridge_dataset'),
+              ('bridge_llm_questions', 'bridge_dataset'))
+
+def dataset_sizes(prof: Profile) -> dict:
+    "{knob: {dataset: {'asked', 'available', 'used'}}} of each real dataset `prof` samples (the world has no cap)."
+    from rag_lib.corpus import REAL_FILES
+    out = {}
+    for knob, where in SIZE_KNOBS:
+        names = getattr(prof, where)
+        for d in [names] if isinstance(names, str) else names:
+            path = data_dir() / REAL_FILES.get(d, '-')
+            if d not in REAL_FILES or not path.is_file(): continue
+            have, asked = questions_in(path, d), getattr(prof, knob)
+            out.setdefault(knob, {})[d] = {'asked': asked, 'available': have, 'used': min(asked, have)}
+    return out
+
+def capped(sizes: dict) -> list[str]:
+    "One line per knob and dataset of `dataset_sizes` that asks for more questions than the file holds."
+    return [f"{knob}={s['asked']}: {d} has {s['available']} questions, so {s['used']} are used "
+            f"(the manifest records it)" for knob, by in sizes.items() for d, s in by.items() if s['used'] < s['asked']]
+
 # %% ../../nbs/15c_pipeline_preflight.ipynb #a7b8c9d0
 def real_datasets(prof: Profile) -> list[str]:
     "The real (on-disk) datasets profile `prof` uses: its `datasets` and the bridge study's, in order."
@@ -63,6 +126,11 @@ def check_profile(prof: Profile,
             problems.append(f"{setting}: dataset {d!r} needs {path}, which is missing "
                             f"(RAG_LIB_DATA={'unset' if env is None else repr(env)}); "
                             f"fix: point RAG_LIB_DATA at the folder holding SOURCES.md, or run without it: {fix}")
+        else:
+            try: questions_in(path, d)
+            except (ValueError, OSError) as e:
+                problems.append(f"{setting}: dataset {d!r}: {str(e).splitlines()[0]}; fix: restore the file "
+                                f"(see SOURCES.md beside it), or run without it: --set {setting}=world")
     for setting in ('agents', 'bridge_agents'):
         bad = [a for a in getattr(prof, setting) if a not in AGENTS]
         if bad: problems.append(f"{setting}: unknown agent(s) {bad}; choose from {', '.join(AGENTS)}")
@@ -91,7 +159,7 @@ def check_profile(prof: Profile,
                         f"and the vLLM backend runs one in this process; fix: --set data_parallel_size=1 "
                         f"(tensor_parallel_size spreads one model over several GPUs)")
     if machine: problems += machine_problems(prof)
-    return problems
+    return problems + unwritable()
 
 def machine_problems(prof: Profile) -> list[str]:
     "What this machine lacks for profile `prof`'s LLM backend (vllm installed, GPUs visible)."
@@ -166,3 +234,38 @@ def plan_lines(prof: Profile) -> list[str]:
         out.append(f"vLLM engine {role}: {m}, {share:.2f} of each GPU's memory, weights "
                    + (f'{gb:.1f} GB' if gb is not None else 'not found here'))
     return out
+
+# %% ../../nbs/15c_pipeline_preflight.ipynb #3e4f1b0f
+COST_KNOBS = {'01_data': [('n_questions', 'datasets')], '02_retrieval': [('n_questions', 'datasets')],
+              '03_agents': [('agent_questions', 'datasets', 'agents')],
+              '04_bridge': [('bridge_questions',), ('bridge_llm_questions',)],
+              '05_grasp': [('grasp_questions',), ('train_steps',)]}
+
+def _ratio(new, ref) -> float:
+    if isinstance(new, (tuple, list)): return len(new) / max(len(ref), 1)
+    return (new or 0) / (ref or 1)
+
+def estimate_seconds(prof: Profile, record: Path | None = None) -> tuple[float, float] | None:
+    "(estimated seconds of a run of `prof`, seconds of the committed record's run), or None without a record."
+    from rag_lib.core import project_root
+    record = record or (project_root() or Path.cwd()) / 'artifacts' / 'manifest.json'
+    try: m = json.loads(Path(record).read_text())
+    except (OSError, ValueError): return None
+    ref, total, est = m['profile'], 0.0, 0.0
+    for n in m['notebooks']:
+        stem, secs = n['notebook'].removesuffix('.ipynb'), n['seconds'] or 0.0
+        terms = COST_KNOBS.get(stem, [()])
+        scale = max(float(np.prod([_ratio(getattr(prof, k), ref.get(k)) for k in t])) for t in terms)
+        total, est = total + secs, est + secs * scale
+    return est, total
+
+def estimate_line(prof: Profile) -> str | None:
+    "The plan's line on how long `prof` will take (a warning when hours); None without a record, or on vLLM (a GPU)."
+    r = estimate_seconds(prof) if prof.llm_backend != 'vllm' else None
+    if r is None: return None
+    est, ref = r
+    scale = f'the committed cpu run ({ref / 60:.0f} min) scaled by the profile\'s sizes'
+    if est >= 3600:
+        return (f'time: this profile will take hours: about {est / 3600:.1f} h ({scale}); '
+                'lower the sizes with --set to run in minutes')
+    return f'time: about {max(est / 60, 1):.0f} min ({scale})' 

@@ -4,28 +4,31 @@
 
 # %% ../../nbs/13j_train_cli.ipynb #d7fed340
 from __future__ import annotations
-import json, sys
+import argparse, shlex, sys
 from pathlib import Path
 from typing import Sequence
 
 from .config import GRPOConfig, SFTConfig, apply_overrides, help_fields
-from .loop import latest_checkpoint, train_grpo
+from .loop import latest_checkpoint, run_conflict, train_grpo
 from .sft import train_sft
-from ..core import COMPUTE_DTYPES
-from .evaluate import EVAL_AGENTS, METRICS, run_eval
+from ..core import COMPUTE_DTYPES, data_dir
+from ..core.profile import check_name, load_mapping, parse_sets
+from .evaluate import EVAL_AGENTS, METRICS, adapter_dir, run_eval
 from .reader import run_reader_eval
 from ..corpus import REAL_FILES
 
 # %% auto #0
-__all__ = ['STAGES', 'main']
+__all__ = ['STAGES', 'EVAL_ONLY', 'parser', 'check_eval', 'stage_config', 'kept', 'main']
 
 # %% ../../nbs/13j_train_cli.ipynb #ff8fae26
 STAGES = ('warm-start', 'grpo', 'eval')
 
-def main(argv: Sequence[str] | None = None) -> int:
-    "`python -m rag_lib.train`: run a training stage or an evaluation (see the notebook's command-line section)."
-    import argparse
-    ap = argparse.ArgumentParser(prog='python -m rag_lib.train', description='Train the GRASP policy on CPU '
+class _Parser(argparse.ArgumentParser):
+    def error(self, message): raise ValueError(message)   # one line, printed by `main`
+
+def parser() -> argparse.ArgumentParser:
+    "The options of `python -m rag_lib.train`."
+    ap = _Parser(prog='python -m rag_lib.train', description='Train the GRASP policy on CPU '
                                  '(warm start, GRPO) or evaluate one on held-out world questions.')
     ap.add_argument('--stage', required=True, choices=STAGES)
     ap.add_argument('--out', required=True, help='run folder (a run started again with the same arguments resumes)')
@@ -49,11 +52,43 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="eval: the model's linear layers ('auto': bf16 where the CPU's matrix units make it faster)")
     ap.add_argument('--help-fields', action='store_true',
                     help='print every config field (type, default, help) of both stages and exit')
-    if argv is None: argv = sys.argv[1:]
-    if '--help-fields' in argv:
-        print(help_fields(SFTConfig) + '\n\n' + help_fields(GRPOConfig))
-        return 0
-    a = ap.parse_args(argv)
+    return ap
+
+EVAL_ONLY = ('policy', 'name', 'questions', 'benchmark', 'world', 'agent', 'max_turns', 'threads', 'compute_dtype')
+
+def check_eval(a) -> None:
+    "ValueError (one line naming the option) unless the eval options `a` can run; reads only, creates nothing."
+    if a.set or a.config: raise ValueError('--set and --config configure a training stage; eval takes neither')
+    for opt, v, least in (('--questions', a.questions, 1), ('--max-turns', a.max_turns, 1),
+                          ('--threads', a.threads, 1), ('--world', a.world, 0)):
+        if v is not None and v < least: raise ValueError(f'{opt} {v}: must be >= {least}')
+    if a.name is not None: check_name(a.name, '--name')
+    adapter_dir(a.policy)   # FileNotFoundError naming --policy
+    if a.benchmark != 'world':
+        from rag_lib.data import load
+        path = data_dir() / REAL_FILES[a.benchmark]
+        if not path.is_file():
+            raise ValueError(f'--benchmark {a.benchmark}: {path} is missing (set RAG_LIB_DATA to the folder of the '
+                             'real samples)')
+        if a.questions > (have := len(load(path, dataset=a.benchmark))):
+            raise ValueError(f'--questions {a.questions}: {a.benchmark} has {have} questions ({path})')
+
+def stage_config(a):
+    "The config of training stage `a.stage`: defaults, `--config` (JSON/YAML), `--set`; checked, and its run folder."
+    default = parser().parse_args(['--stage', a.stage, '--out', a.out])
+    if given := [o for o in EVAL_ONLY if getattr(a, o) != getattr(default, o)]:
+        raise ValueError(f"--{given[0].replace('_', '-')} is an eval option; --stage {a.stage} takes --set/--config")
+    cfg = SFTConfig() if a.stage == 'warm-start' else GRPOConfig()
+    if a.config: cfg = apply_overrides(cfg, load_mapping(a.config, '--config'), where=f'--config {a.config}')
+    cfg = apply_overrides(cfg, parse_sets(a.set), where='--set')
+    adapter = getattr(cfg, 'init_adapter', None)
+    if adapter is not None and not (Path(adapter) / 'adapter_config.json').is_file():
+        raise ValueError(f'--set init_adapter={adapter}: no LoRA adapter there (no adapter_config.json)')
+    if Path(a.out).exists() and not Path(a.out).is_dir(): raise ValueError(f'--out {a.out}: not a folder')
+    if why := run_conflict(Path(a.out), cfg.resolved(), a.stage): raise ValueError(f'--out {why}')
+    return cfg
+
+def _run(a, cfg) -> int:
     if a.stage == 'eval' and a.agent == 'reader':
         s = run_reader_eval(a.out, a.policy, a.name, a.questions, a.world, a.threads, compute_dtype=a.compute_dtype,
                             benchmark=a.benchmark)
@@ -69,14 +104,37 @@ def main(argv: Sequence[str] | None = None) -> int:
                                             for m, v in s.items() if m in METRICS))
         print(f'results: {Path(a.out).resolve()}/{s["policy"]}.(trajectories|rows).jsonl, {s["policy"]}.summary.json')
         return 0
-    sets = dict(kv.split('=', 1) for kv in a.set)
-    if bad := [kv for kv in a.set if '=' not in kv]: raise SystemExit(f'--set takes key=value pairs, not {bad}')
-    cfg = SFTConfig() if a.stage == 'warm-start' else GRPOConfig()
-    if a.config: cfg = apply_overrides(cfg, json.loads(Path(a.config).read_text()))
-    cfg = apply_overrides(cfg, sets)
     out = (train_sft if a.stage == 'warm-start' else train_grpo)(cfg, a.out)
     done = latest_checkpoint(out)
     adapter = (out / 'adapter').resolve() if (out / 'adapter').exists() else '(not yet: the run is unfinished)'
     print(f'{a.stage}: log {out.resolve() / "log.jsonl"}, checkpoints {out.resolve() / "checkpoints"} '
           f'(last: {done.name if done else "none"}), adapter {adapter}')
     return 0
+
+def kept(a) -> str:
+    "What an interrupted run of options `a` left in its folder, in words."
+    out = Path(a.out)
+    if a.stage == 'eval': return f'the finished questions are kept in {out}'
+    ckpt = latest_checkpoint(out) if out.is_dir() else None
+    return f'kept {ckpt.name} in {out}' if ckpt else f'no checkpoint yet in {out}'
+
+def main(argv: Sequence[str] | None = None) -> int:
+    "`python -m rag_lib.train`: run a training stage or an evaluation (see the notebook's command-line section)."
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if '--help-fields' in argv:
+        print(help_fields(SFTConfig) + '\n\n' + help_fields(GRPOConfig))
+        return 0
+    try:
+        a = parser().parse_args(argv)
+        cfg = check_eval(a) if a.stage == 'eval' else stage_config(a)
+    except (ValueError, FileNotFoundError) as e:
+        print(f'python -m rag_lib.train: {e}', file=sys.stderr); return 2
+    except KeyboardInterrupt:
+        print('python -m rag_lib.train: interrupted during its checks; nothing was written', file=sys.stderr)
+        return 130
+    try: return _run(a, cfg)
+    except KeyboardInterrupt:
+        print(f'python -m rag_lib.train: interrupted; {kept(a)}; resume: python -m rag_lib.train {shlex.join(argv)}',
+              file=sys.stderr)
+        return 130
+

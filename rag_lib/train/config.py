@@ -4,7 +4,7 @@
 
 # %% ../../nbs/13b_train_config.ipynb #f1365496
 from __future__ import annotations
-import dataclasses
+import dataclasses, typing
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -14,7 +14,7 @@ from ..world import TEST_WORLD, VALIDATION_WORLD
 
 # %% auto #0
 __all__ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'READER_CASES', 'StageConfig', 'GRPOConfig', 'SFTConfig', 'config_fields',
-           'help_fields', 'config_to_dict', 'config_from_dict', 'override_value', 'apply_overrides']
+           'help_fields', 'config_to_dict', 'type_problem', 'config_from_dict', 'override_value', 'apply_overrides']
 
 # %% ../../nbs/13b_train_config.ipynb #149b6279
 LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
@@ -203,34 +203,58 @@ def config_to_dict(cfg) -> dict:
     d = to_jsonable(cfg)
     return {f.name: d[f.name] for f in config_fields(type(cfg))}
 
-def config_from_dict(cls, d: dict, where: str = 'config'):
-    "A `GRPOConfig` or `SFTConfig` from `config_to_dict`'s output; unknown fields raise naming them."
-    names = {f.name: f for f in config_fields(cls)}
+_KINDS = {int: 'a whole number', float: 'a number', str: 'a string', bool: 'true or false', tuple: 'a list'}
+
+def type_problem(cls, name: str, v) -> str | None:
+    "None if `v` fits the annotation of field `name` of dataclass `cls`, else what the field takes, in words."
+    tp = typing.get_type_hints(cls)[name]
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    optional, base = type(None) in typing.get_args(tp), args[0] if args and typing.get_origin(tp) is not tuple else tp
+    base = typing.get_origin(base) or base
+    fits = (v is None and optional or isinstance(v, base) and not (isinstance(v, bool) and base is not bool)
+            or base is float and isinstance(v, int) and not isinstance(v, bool))
+    return None if fits else _KINDS.get(base, base.__name__) + (' or null' if optional else '')
+
+def _checked(cls, d: dict, where: str) -> dict:
+    "`d` if its keys are fields of `cls` and its values fit their types, else ValueError naming `where` and the field."
+    names = [f.name for f in dataclasses.fields(cls)]
     unknown = sorted(set(d) - set(names))
     if unknown: raise ValueError(f'{where}: unknown {cls.__name__} field(s) {unknown}; known: {", ".join(names)}')
+    for k, v in d.items():
+        v = tuple(v) if isinstance(v, list) else v
+        if not dataclasses.is_dataclass(v) and not isinstance(v, dict) and (want := type_problem(cls, k, v)):
+            raise ValueError(f'{where}: {cls.__name__}.{k} = {v!r} is not allowed (allowed: {want})')
+    return d
+
+def config_from_dict(cls, d: dict, where: str = 'config'):
+    "A `GRPOConfig` or `SFTConfig` from `config_to_dict`'s output; unknown fields or wrong types raise naming them."
+    names = {f.name: f for f in config_fields(cls)}
+    _checked(cls, d, where)
     kw = {}
     for k, v in d.items():
-        if k == 'loss' and isinstance(v, dict): v = GRPOLossConfig(**v)
+        if k == 'loss' and isinstance(v, dict): v = GRPOLossConfig(**_checked(GRPOLossConfig, v, where))
         elif isinstance(v, list): v = tuple(v)
         kw[k] = v
-    return cls(**kw)
+    try: return cls(**kw)
+    except (ValueError, TypeError) as e: raise ValueError(f'{where}: {e}') from None
+
 
 # %% ../../nbs/13b_train_config.ipynb #7a7f4f26
 def override_value(cls, name: str, raw):
     "The value of `--set name=raw` for field `name` of dataclass `cls` (`core.parse_value`); non-strings pass."
     return parse_value(name, raw, cls) if isinstance(raw, str) else raw
 
-def apply_overrides(cfg, sets: dict[str, str]):
+def apply_overrides(cfg, sets: dict[str, str], where: str = '--set'):
     "`cfg` with `key=value` overrides (values by `override_value`; `loss.kl_coef=0` reaches into the loss config)."
     d = config_to_dict(cfg)
     for k, raw in sets.items():
         head, _, sub = k.partition('.')
         if sub:
             if not isinstance(d.get(head), dict):
-                raise ValueError(f'--set {k}: {type(cfg).__name__}.{head} has no fields')
+                raise ValueError(f'{where} {k}: {type(cfg).__name__}.{head} has no fields')
             if sub not in d[head]:
-                raise ValueError(f'--set {k}: unknown field {sub!r} of {head}; known: {", ".join(d[head])}')
+                raise ValueError(f'{where} {k}: unknown field {sub!r} of {head}; known: {", ".join(d[head])}')
             d[head][sub] = override_value(type(getattr(cfg, head)), sub, raw)
         else: d[k] = override_value(type(cfg), k, raw)
-    return config_from_dict(type(cfg), d, where='--set')
+    return config_from_dict(type(cfg), d, where=where)
 

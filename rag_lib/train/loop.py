@@ -24,7 +24,7 @@ from .batches import logit_rows, micro_batches, sequence_logprobs, swapped, trai
 # %% auto #0
 __all__ = ['ADDITIVE', 'PER_TOKEN', 'EXTENDABLE', 'lr_at', 'make_optimizer', 'optimizer_step', 'grpo_update', 'world_data',
            'step_questions', 'step_seed', 'grasp_agent', 'rollouts', 'score', 'save_checkpoint', 'load_checkpoint',
-           'latest_checkpoint', 'cut_log', 'start_run', 'reward_config', 'train_grpo']
+           'latest_checkpoint', 'cut_log', 'has_work', 'run_conflict', 'start_run', 'reward_config', 'train_grpo']
 
 # %% ../../nbs/13e_train_loop.ipynb #dc8b6cf6
 # normalized by the whole update's counts: summed over micro-batches
@@ -199,25 +199,49 @@ def cut_log(path: str | Path, step: int, key: str = 'step') -> int:
 # %% ../../nbs/13e_train_loop.ipynb #9636f506
 EXTENDABLE = {'warm-start': 'epochs', 'grpo': 'steps'}   # the field a run may be resumed with more of
 
-def start_run(out: Path, cfg, stage: str) -> None:
-    "Create `out` with its config, or check that the run there has the same one, or the same made longer."
-    out.mkdir(parents=True, exist_ok=True)
-    rec = json.loads(json.dumps({'stage': stage, 'config': config_to_dict(cfg)}))
-    f, grow = out / 'config.json', EXTENDABLE.get(stage)
-    what = lambda r: {**r, 'config': {k: v for k, v in r.get('config', {}).items() if k not in ('threads', grow)}}
-    if not f.exists():
-        atomic_write_text(f, json.dumps(rec, indent=1, sort_keys=True)); return
-    old = json.loads(f.read_text())
-    if what(old) != what(rec):
+def _record(cfg, stage: str) -> dict:
+    return json.loads(json.dumps({'stage': stage, 'config': config_to_dict(cfg)}))
+
+def _same(old: dict, rec: dict, stage: str) -> bool:
+    "Whether run records `old` and `rec` differ at most in threads and in the field a run may grow (`EXTENDABLE`)."
+    what = lambda r: {**r, 'config': {k: v for k, v in r.get('config', {}).items()
+                                      if k not in ('threads', EXTENDABLE.get(stage))}}
+    return what(old) == what(rec)
+
+def has_work(out: Path) -> bool:
+    "Whether run folder `out` holds finished work: a checkpoint or a logged update."
+    log = Path(out) / 'log.jsonl'
+    return latest_checkpoint(Path(out)) is not None or (log.exists() and log.stat().st_size > 0)
+
+def run_conflict(out: Path, cfg, stage: str) -> str | None:
+    "Why folder `out` cannot take a run of `cfg` (its finished work has another config, or more steps), else None."
+    f, grow = Path(out) / 'config.json', EXTENDABLE.get(stage)
+    if not f.exists() or not has_work(out): return None
+    old, rec = json.loads(f.read_text()), _record(cfg, stage)
+    if not _same(old, rec, stage):
         diff = sorted(k for k in set(old.get('config', {})) | set(rec['config'])
                       if old.get('config', {}).get(k) != rec['config'].get(k))
-        raise ValueError(f'{out} holds a {old.get("stage")} run with another config '
-                         f'(differs in {diff or ["stage"]}); '
-                         'resume it with the same config or use a new folder')
+        return (f'{out} holds a {old.get("stage")} run with another config (differs in {diff or ["stage"]}); '
+                'resume it with the same config or use a new folder')
     was, now = old['config'].get(grow), rec['config'].get(grow)
-    if now < was:
-        raise ValueError(f'{out} holds a run of {grow}={was}; it can be resumed with as many or more, not {now}')
-    if now > was:   # a longer run: its first updates are the ones done, its final weights come later
+    if now < was: return f'{out} holds a run of {grow}={was}; it can be resumed with as many or more, not {now}'
+    return None
+
+def start_run(out: Path, cfg, stage: str) -> None:
+    """Create `out` with its config, or check that the run there has the same one, or the same made longer (else
+    ValueError, `run_conflict`). A start that left no finished work (it failed before its first update) blocks
+    nothing: a new config replaces its config and the files derived from it."""
+    if why := run_conflict(out, cfg, stage): raise ValueError(why)
+    out.mkdir(parents=True, exist_ok=True)
+    rec, f, grow = _record(cfg, stage), out / 'config.json', EXTENDABLE.get(stage)
+    old = json.loads(f.read_text()) if f.exists() else None
+    if old is not None and not _same(old, rec, stage):   # no work (else run_conflict): begin afresh
+        for n in ('reference.safetensors', 'teacher.json', 'teacher.jsonl', 'log.jsonl'):
+            (out / n).unlink(missing_ok=True)
+        old = None
+    if old is None:
+        atomic_write_text(f, json.dumps(rec, indent=1, sort_keys=True)); return
+    if rec['config'].get(grow) > old['config'].get(grow):   # longer: its first updates are done, its weights come later
         for d in ('adapter', 'model'): shutil.rmtree(out / d, ignore_errors=True)
         atomic_write_text(f, json.dumps(rec, indent=1, sort_keys=True))
 
