@@ -12,7 +12,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['project_root', 'data_dir', 'cache_dir', 'artifacts_dir', 'to_jsonable', 'canonical_json', 'stable_hash', 'from_dict',
-           'atomic_write_text', 'write_jsonl', 'append_jsonl', 'read_jsonl', 'set_seed', 'set_threads']
+           'atomic_write_text', 'write_jsonl', 'drop_torn_tail', 'append_jsonl', 'read_jsonl', 'set_seed',
+           'set_threads']
 
 # %% ../../nbs/00a_core_files.ipynb #6e179ac4
 def project_root(start: str | Path | None = None) -> Path | None:
@@ -95,7 +96,7 @@ def write_jsonl(path: str | Path, records: Iterable[Any]) -> Path:
     "Write `records` as JSON lines, atomically."
     return atomic_write_text(path, ''.join(canonical_json(r) + '\n' for r in records))
 
-def _drop_torn_tail(path: Path):
+def drop_torn_tail(path: Path):
     "Truncate a JSON-lines file after its last newline (removes a record cut off by a crash)."
     with open(path, 'rb+') as f:
         size = f.seek(0, 2)
@@ -112,7 +113,7 @@ def _drop_torn_tail(path: Path):
 def append_jsonl(path: str | Path, records: Iterable[Any]) -> int:
     "Append `records` to a JSON-lines log (first dropping a torn last line) and flush; returns how many."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists(): _drop_torn_tail(path)
+    if path.exists(): drop_torn_tail(path)
     n = 0
     with open(path, 'a', encoding='utf-8') as f:
         for r in records: f.write(canonical_json(r) + '\n'); n += 1

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..core import append_jsonl, cache_dir, read_jsonl, stable_hash
+from ..core import append_sealed, cache_dir, read_sealed, stable_hash
 from ..corpus import Corpus
 from ..data import normalize_text
 
@@ -192,7 +192,7 @@ class EntityLinker:
         self.model_id = spacy_model_id(self.nlp)
         self.path = (cache_dir('entities') / f'ner-{self.model_id}.jsonl' if cache is True
                      else Path(cache) if cache else None)
-        self._spans = {r['h']: [tuple(s) for s in r['spans']] for r in read_jsonl(self.path)} if self.path else {}
+        self._spans = {r['h']: [tuple(s) for s in r['spans']] for r in read_sealed(self.path)} if self.path else {}
         self._docs: dict[str, list[Entity]] = {}
         self.parsed = 0   # texts this linker ran through NER (the others came from the cache)
 
@@ -208,7 +208,7 @@ class EntityLinker:
             new = {k: [(e.text, e.label_, e.start_char, e.end_char) for e in next(docs).ents] for k,
                    _ in todo[i:i + 512]}
             self._spans.update(new)
-            if self.path: append_jsonl(self.path, ({'h': k, 'spans': s} for k, s in new.items()))
+            if self.path: append_sealed(self.path, ({'h': k, 'spans': s} for k, s in new.items()))
         self.parsed += len(todo)
         return [self._spans[k] for k in keys]
 

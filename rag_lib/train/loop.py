@@ -11,7 +11,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ..core import append_jsonl, atomic_write_text, read_jsonl, set_threads, stable_hash, to_jsonable, write_jsonl
+from ..core import append_jsonl, atomic_write_text, dir_problem, read_jsonl, seal_dir, set_threads, stable_hash
+from ..core import to_jsonable, write_jsonl
 from ..data import Question
 from ..metrics import exact_match
 from ..agents import GraspAgent, GraspConfig, Runner, Sampling, Trajectory
@@ -157,6 +158,7 @@ def save_checkpoint(path: str | Path, policy: Policy, opt: torch.optim.Optimizer
     atomic_write_text(tmp / 'state.json', json.dumps(to_jsonable(state),
                                                       indent=1, sort_keys=True))
     if policy.is_lora: policy.module.save_pretrained(tmp / 'adapter')
+    seal_dir(tmp)                                     # SHA-256 of every file, checked by `load_checkpoint`
     if path.exists(): shutil.rmtree(path)
     os.replace(tmp, path)
     return path
@@ -165,6 +167,9 @@ def load_checkpoint(path: str | Path, policy: Policy, opt: torch.optim.Optimizer
     "Restore weights and optimizer state from checkpoint folder `path`; its `state.json` record."
     from safetensors.torch import load_file
     path = Path(path)
+    if (problem := dir_problem(path)) is not None:
+        raise ValueError(f'checkpoint {path}: {problem}; it is not used. Fix: delete {path} '
+                         '(the run resumes from the checkpoint before it, or from the start)')
     state = json.loads((path / 'state.json').read_text())
     weights, moments = load_file(path / 'trainable.safetensors'), load_file(path / 'optimizer.safetensors')
     params = policy.trainable()
