@@ -96,3 +96,22 @@ def test_trained_policy_and_checkpoint_are_sealed(tmp_path):
     with pytest.raises(ValueError, match=f'checkpoint {ckpt}: trainable.safetensors does not match its SHA-256; '
                                          'it is not used. Fix: delete'):
         load_checkpoint(ckpt, policy, opt)
+
+
+def test_training_log_is_sealed_by_its_checkpoint(tmp_path):
+    "An edited reward in a run's log (what the in-chain training curve is read from) stops the resume with the fix."
+    from rag_lib.core import append_jsonl, read_jsonl
+    from rag_lib.train.policy import load_policy
+    from rag_lib.train.loop import cut_log, load_checkpoint, save_checkpoint
+    model, tok = _tiny()
+    policy = load_policy(model, tok, lora_rank=2, lora_targets=('q_proj',))
+    opt = torch.optim.AdamW(list(policy.trainable().values()), lr=1e-3)
+    log = tmp_path / 'log.jsonl'
+    append_jsonl(log, [{'step': 0, 'reward': 1.001}, {'step': 1, 'reward': 0.5}])
+    ckpt = save_checkpoint(tmp_path / 'checkpoints' / 'step-000002', policy, opt, 2, {}, log=log)
+    append_jsonl(log, [{'step': 2, 'reward': 0.7}])                 # a step after the checkpoint, then a kill
+    state = load_checkpoint(ckpt, policy, opt)
+    assert cut_log(log, state['step'], state=state) == 1 and [r['step'] for r in read_jsonl(log)] == [0, 1]
+    log.write_text(log.read_text().replace('1.001', '0.964'))
+    with pytest.raises(ValueError, match=f'{log}: its first 2 record\\(s\\) do not match the SHA-256 their checkpoint'):
+        cut_log(log, state['step'], state=state)

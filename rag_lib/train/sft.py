@@ -79,9 +79,10 @@ def train_sft(cfg: SFTConfig, out: str | Path,
     per_epoch = -(-len(seqs) // cfg.batch_size)
     total = cfg.epochs * per_epoch
     opt = make_optimizer(policy, cfg)
-    start, ckpt = 0, latest_checkpoint(out)
-    if ckpt is not None: start = load_checkpoint(ckpt, policy, opt)['step']
-    cut_log(out / 'log.jsonl', start)
+    ckpt = latest_checkpoint(out)
+    state = None if ckpt is None else load_checkpoint(ckpt, policy, opt)
+    start = 0 if state is None else state['step']
+    cut_log(out / 'log.jsonl', start, state=state)
     for u in range(start, total):
         if stop_after is not None and u >= stop_after: break
         epoch, k = divmod(u, per_epoch)
@@ -95,7 +96,8 @@ def train_sft(cfg: SFTConfig, out: str | Path,
                            f"token accuracy {rec['token_accuracy']:.3f}, "
                            f"{rec['seconds']:.0f}s", flush=True)
         if (u + 1) % cfg.checkpoint_every == 0 or u + 1 == total:
-            save_checkpoint(out / 'checkpoints' / f'step-{u + 1:06d}', policy, opt, u + 1, config_to_dict(cfg))
+            save_checkpoint(out / 'checkpoints' / f'step-{u + 1:06d}', policy, opt, u + 1, config_to_dict(cfg),
+                            log=out / 'log.jsonl')
     if (latest_checkpoint(out) or Path('none')).name == f'step-{total:06d}':
         policy.save(out / ('adapter' if policy.is_lora else 'model'))
     return out
