@@ -322,7 +322,7 @@ def _sample(x, temperature: float, top_p: float, gen) -> int:
     import torch
     p = torch.softmax(x / temperature, -1)
     if top_p < 1.0:
-        ps, idx = torch.sort(p, descending=True)
+        ps, idx = torch.sort(p, descending=True, stable=True)   # equal probabilities by token id, not by kernel
         drop = torch.cumsum(ps, -1) - ps >= top_p      # tokens after the nucleus is full
         p = torch.zeros_like(p).index_copy(0, idx, ps.masked_fill(drop, 0.0))
     return int(torch.multinomial(p, 1, generator=gen))
