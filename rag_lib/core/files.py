@@ -124,14 +124,16 @@ def read_jsonl(path: str | Path) -> list:
     "Records of a JSON-lines file; a torn final line (interrupted append) is ignored."
     path = Path(path)
     if not path.exists(): return []
-    lines = path.read_text(encoding='utf-8').split('\n')
+    lines = path.read_bytes().split(b'\n')
     out = []
     for i, line in enumerate(lines):
         if not line.strip(): continue
-        try: out.append(json.loads(line))
-        except json.JSONDecodeError as e:
+        try: out.append(json.loads(line.decode('utf-8')))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
             if i == len(lines) - 1: break  # torn last line: the writer was interrupted
-            raise ValueError(f"{path}: line {i+1} is not valid JSON ({e.msg})") from None
+            what = (f'is not UTF-8 (byte {e.start})' if isinstance(e, UnicodeDecodeError)
+                    else f'is not valid JSON ({e.msg})')
+            raise ValueError(f"{path}: line {i+1} {what}") from None
     return out
 
 # %% ../../nbs/00a_core_files.ipynb #6fb51b00
