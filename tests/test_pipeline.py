@@ -75,6 +75,11 @@ def test_python_api_runs_the_profile_it_is_given(env):
     assert m['notebooks'][0]['outputs'] == {'tables/datasets.csv': core.file_sha256(run / 'tables/datasets.csv'),
                                             'tables/datasets.md': core.file_sha256(run / 'tables/datasets.md')}
     assert [n['status'] for n in m['notebooks']][1:] == ['not run'] * (len(m['notebooks']) - 1)
+    # what the tables may depend on in the last bits: the CPU, the flags that pick kernels, torch's capability, the dtype
+    k = m['compute']['kernels']
+    assert k['cpu'] == core.cpu_model() and k['torch_cpu_capability'] and isinstance(k['flags'], list)
+    assert (m['compute']['compute_dtype'], m['compute']['bf16_min_rows']) == (m['profile']['compute_dtype'],
+                                                                              m['profile']['bf16_min_rows'])
     assert not (env / 'artifacts' / 'tables').exists()   # an exploratory run never touches the promoted tables
     # the same profile resolved from overrides is the same run (same id, notebook reused)
     again = pipeline.run_chain('cpu', {'name': 'mine', 'datasets': 'world', 'n_questions': '7', 'agent_questions': '3', 'agents': 'rule',

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..core import append_jsonl, read_jsonl, to_jsonable
+from ..core import append_sealed, read_sealed, to_jsonable
 from ..retrieval import Hit
 
 # %% auto #0
@@ -73,13 +73,16 @@ class Trajectory:
         return cls(**d)
 
 def save_trajectories(path, trajs: Sequence[Trajectory]) -> int:
-    "Append finished trajectories to a JSONL log."
-    return append_jsonl(path, (to_jsonable(t) for t in trajs))
+    "Append finished trajectories to a sealed log (`core.append_sealed`: each line carries its SHA-256)."
+    return append_sealed(path, (to_jsonable(t) for t in trajs))
 
-def load_trajectories(path) -> list[Trajectory]:
-    "Trajectories of a JSONL log (a torn last line from an interrupted run is ignored)."
+def load_trajectories(path,
+                      repair: bool = True,     # drop damaged lines with a warning (they are run again); False: raise
+                      fix: str | None = None,  # the fix the error names when not repairing
+                     ) -> list[Trajectory]:
+    "Trajectories of a sealed log (a torn last line from an interrupted run is ignored; see `core.read_sealed`)."
     out = []
-    for i, d in enumerate(read_jsonl(path)):
+    for i, d in enumerate(read_sealed(path, repair, fix)):
         try: out.append(Trajectory.from_json(d))
         except (TypeError, KeyError) as e: raise ValueError(f'{path}: record {i} is not a trajectory ({e})') from None
     return out

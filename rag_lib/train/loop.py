@@ -11,7 +11,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ..core import append_jsonl, atomic_write_text, read_jsonl, set_threads, stable_hash, to_jsonable, write_jsonl
+from ..core import append_jsonl, atomic_write_text, dir_problem, read_jsonl, seal_dir, set_threads, stable_hash
+from ..core import file_sha256, to_jsonable, write_jsonl
 from ..data import Question
 from ..metrics import exact_match
 from ..agents import GraspAgent, GraspConfig, Runner, Sampling, Trajectory
@@ -137,8 +138,10 @@ def score(trajs: Sequence[Trajectory], questions: Sequence[Question], corpus, re
     return rewards, adv.float()
 
 # %% ../../nbs/13e_train_loop.ipynb #73d9bdeb
-def save_checkpoint(path: str | Path, policy: Policy, opt: torch.optim.Optimizer, step: int, config: dict) -> Path:
-    "Write weights, optimizer state, step and config to folder `path` (atomically: a temporary folder renamed)."
+def save_checkpoint(path: str | Path, policy: Policy, opt: torch.optim.Optimizer, step: int, config: dict,
+                    log: str | Path | None = None,  # the run's log, whose records so far the checkpoint seals
+                   ) -> Path:
+    "Write weights, optimizer state, step, config and the log's SHA-256 to folder `path` (atomically, sealed)."
     from safetensors.torch import save_file
     path = Path(path); tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
     shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
@@ -153,10 +156,12 @@ def save_checkpoint(path: str | Path, policy: Policy, opt: torch.optim.Optimizer
             steps[n] = float(st['step'])
     save_file(moments, tmp / 'optimizer.safetensors')
     groups = [{k: v for k, v in g.items() if k != 'params'} for g in opt.param_groups]
-    state = {'step': step, 'config': config, 'optimizer': {'steps': steps, 'param_groups': groups}}
+    state = {'step': step, 'config': config, 'optimizer': {'steps': steps, 'param_groups': groups},
+             'log_sha256': file_sha256(log) if log is not None and Path(log).exists() else None}
     atomic_write_text(tmp / 'state.json', json.dumps(to_jsonable(state),
                                                       indent=1, sort_keys=True))
     if policy.is_lora: policy.module.save_pretrained(tmp / 'adapter')
+    seal_dir(tmp)                                     # SHA-256 of every file, checked by `load_checkpoint`
     if path.exists(): shutil.rmtree(path)
     os.replace(tmp, path)
     return path
@@ -165,6 +170,9 @@ def load_checkpoint(path: str | Path, policy: Policy, opt: torch.optim.Optimizer
     "Restore weights and optimizer state from checkpoint folder `path`; its `state.json` record."
     from safetensors.torch import load_file
     path = Path(path)
+    if (problem := dir_problem(path)) is not None:
+        raise ValueError(f'checkpoint {path}: {problem}; it is not used. Fix: delete {path} '
+                         '(the run resumes from the checkpoint before it, or from the start)')
     state = json.loads((path / 'state.json').read_text())
     weights, moments = load_file(path / 'trainable.safetensors'), load_file(path / 'optimizer.safetensors')
     params = policy.trainable()
@@ -188,12 +196,19 @@ def latest_checkpoint(out: str | Path) -> Path | None:
     found = sorted((Path(out) / 'checkpoints').glob('step-[0-9]*'))
     return found[-1] if found else None
 
-def cut_log(path: str | Path, step: int, key: str = 'step') -> int:
-    "Keep the log records with `key` < `step` (what a checkpoint after `step` steps covers); how many were dropped."
+def cut_log(path: str | Path, step: int, key: str = 'step',
+            state: dict | None = None,  # the checkpoint's record (`load_checkpoint`): its log's SHA-256 is checked
+           ) -> int:
+    """Keep the log records with `key` < `step` (what a checkpoint after `step` steps covers); how many were dropped.
+    With `state`, those records must be the ones the checkpoint sealed (an edited or damaged record raises)."""
     recs = read_jsonl(path)
     keep = [r for r in recs if r[key] < step]
     if len(keep) < len(recs) or (Path(path).exists() and not Path(path).read_text().endswith('\n')):
         write_jsonl(path, keep)
+    want = (state or {}).get('log_sha256')
+    if want is not None and (file_sha256(path) if Path(path).exists() else None) != want:
+        raise ValueError(f'{path}: its first {step} record(s) do not match the SHA-256 their checkpoint (step {step}) '
+                         f'recorded: edited or damaged. Fix: delete {Path(path).parent} to train the run again')
     return len(recs) - len(keep)
 
 # %% ../../nbs/13e_train_loop.ipynb #9636f506
@@ -275,9 +290,10 @@ def train_grpo(cfg: GRPOConfig, out: str | Path,
     policy = (policy or policy_for(cfg)).set_compute(cfg.compute_dtype, cfg.bf16_min_rows)
     ref = _reference(out, policy) if cfg.loss.kl_coef > 0 else None
     opt = make_optimizer(policy, cfg)
-    start, ckpt = 0, latest_checkpoint(out)
-    if ckpt is not None: start = load_checkpoint(ckpt, policy, opt)['step']
-    cut_log(out / 'log.jsonl', start)
+    ckpt = latest_checkpoint(out)
+    state = None if ckpt is None else load_checkpoint(ckpt, policy, opt)
+    start = 0 if state is None else state['step']
+    cut_log(out / 'log.jsonl', start, state=state)
     backend = policy.backend(cfg.threads)
     agent, reward_cfg = grasp_agent(backend, retrieval, cfg.max_turns), reward_config(cfg)
     for step in range(start, cfg.steps):
@@ -303,7 +319,8 @@ def train_grpo(cfg: GRPOConfig, out: str | Path,
                            f"(accuracy {rec['reward_accuracy']:.3f}), kl {rec['kl']:.2e}, "
                            f"{rec['seconds_rollout']:.0f}s rollouts + {rec['seconds_update']:.0f}s update", flush=True)
         if (step + 1) % cfg.checkpoint_every == 0 or step + 1 == cfg.steps:
-            save_checkpoint(out / 'checkpoints' / f'step-{step + 1:06d}', policy, opt, step + 1, config_to_dict(cfg))
+            save_checkpoint(out / 'checkpoints' / f'step-{step + 1:06d}', policy, opt, step + 1, config_to_dict(cfg),
+                            log=out / 'log.jsonl')
     if (latest_checkpoint(out) or Path('none')).name == f'step-{cfg.steps:06d}':
         policy.save(out / ('adapter' if policy.is_lora else 'model'))
     return out

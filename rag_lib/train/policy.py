@@ -10,7 +10,7 @@ from typing import Sequence
 
 import torch
 
-from ..core import resolve_compute
+from ..core import check_weights, resolve_compute, seal_dir
 from ..llm import TransformersBackend, resolve_llm
 from ..llm.compute import set_compute
 from .config import LORA_TARGETS
@@ -47,12 +47,14 @@ class Policy:
                                    compute_dtype=self.compute_dtype, bf16_min_rows=self.bf16_min_rows)
 
     def save(self, path: str | Path, dtype: torch.dtype | None = None) -> Path:
-        "Save the adapter (peft folder) or, without LoRA, the whole model (transformers folder), as safetensors."
+        """Save the adapter (peft folder) or, without LoRA, the whole model (transformers folder), as safetensors, sealed
+        (`core.seal_dir`: the SHA-256 of every file, checked whenever the folder is loaded)."""
         path = Path(path)
         if self.is_lora:
             self.module.save_pretrained(path)
             if dtype is not None: cast_safetensors(path / 'adapter_model.safetensors', dtype)
         else: self.lm.save_pretrained(path); self.tokenizer.save_pretrained(path)
+        seal_dir(path)
         return path
 
 def cast_safetensors(path: Path, dtype: torch.dtype) -> None:
@@ -91,6 +93,7 @@ def load_policy(model: str | torch.nn.Module = 'smollm2',
         if not (Path(adapter) / 'adapter_config.json').exists():
             raise FileNotFoundError(f'adapter={str(adapter)!r}: no adapter_config.json there '
                                     '(a folder saved by peft is expected)')
+        check_weights(adapter, 'adapter')    # against its recorded SHA-256
         module = PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
         if any(getattr(c, 'lora_dropout', 0) for c in module.peft_config.values()):
             raise ValueError(f'adapter {adapter}: lora_dropout must be 0 (training log-probs must be deterministic)')

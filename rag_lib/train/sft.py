@@ -10,7 +10,8 @@ from typing import Sequence
 
 import torch
 
-from ..core import append_jsonl, atomic_write_text, read_jsonl, set_threads, stable_hash, write_jsonl
+from ..core import (
+    append_jsonl, atomic_write_text, read_jsonl, read_sealed, set_threads, stable_hash, write_sealed)
 from ..grpo import agg_loss, scored_positions, token_logprobs
 from .config import SFTConfig, config_to_dict
 from .policy import Policy, policy_for
@@ -61,7 +62,7 @@ def train_sft(cfg: SFTConfig, out: str | Path,
         if cfg.agent == 'reader':   # (question, paragraphs) -> answer examples, not trajectories
             examples, stats = reader_examples(policy.backend(cfg.threads), retrieval, questions, seed=cfg.seed,
                                               cases=cfg.reader_cases)
-            write_jsonl(out / 'teacher.jsonl', examples)
+            write_sealed(out / 'teacher.jsonl', examples)
         else:
             trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns,
                                                 agent=cfg.agent)
@@ -69,17 +70,19 @@ def train_sft(cfg: SFTConfig, out: str | Path,
         atomic_write_text(out / 'teacher.json',
                           json.dumps({**stats, 'seconds': round(time.perf_counter() - t0, 3)}, indent=1))
         if progress: print(f'teacher: {stats}', flush=True)
-    seqs = ([(e['ids'], e['mask']) for e in read_jsonl(out / 'teacher.jsonl')] if cfg.agent == 'reader'
-            else [training_sequence(t) for t in load_trajectories(out / 'teacher.jsonl')])
+    fix = f"delete {out / 'teacher.json'} (the teacher's examples are generated again)"   # a damaged line: refused
+    seqs = ([(e['ids'], e['mask']) for e in read_sealed(out / 'teacher.jsonl', False, fix)] if cfg.agent == 'reader'
+            else [training_sequence(t) for t in load_trajectories(out / 'teacher.jsonl', False, fix)])
     if not seqs:
         raise ValueError(f'{out}: the teacher kept no trajectory ({(out / "teacher.json").read_text()}); '
                          'nothing to learn from')
     per_epoch = -(-len(seqs) // cfg.batch_size)
     total = cfg.epochs * per_epoch
     opt = make_optimizer(policy, cfg)
-    start, ckpt = 0, latest_checkpoint(out)
-    if ckpt is not None: start = load_checkpoint(ckpt, policy, opt)['step']
-    cut_log(out / 'log.jsonl', start)
+    ckpt = latest_checkpoint(out)
+    state = None if ckpt is None else load_checkpoint(ckpt, policy, opt)
+    start = 0 if state is None else state['step']
+    cut_log(out / 'log.jsonl', start, state=state)
     for u in range(start, total):
         if stop_after is not None and u >= stop_after: break
         epoch, k = divmod(u, per_epoch)
@@ -93,7 +96,8 @@ def train_sft(cfg: SFTConfig, out: str | Path,
                            f"token accuracy {rec['token_accuracy']:.3f}, "
                            f"{rec['seconds']:.0f}s", flush=True)
         if (u + 1) % cfg.checkpoint_every == 0 or u + 1 == total:
-            save_checkpoint(out / 'checkpoints' / f'step-{u + 1:06d}', policy, opt, u + 1, config_to_dict(cfg))
+            save_checkpoint(out / 'checkpoints' / f'step-{u + 1:06d}', policy, opt, u + 1, config_to_dict(cfg),
+                            log=out / 'log.jsonl')
     if (latest_checkpoint(out) or Path('none')).name == f'step-{total:06d}':
         policy.save(out / ('adapter' if policy.is_lora else 'model'))
     return out
