@@ -25,8 +25,10 @@ def env(tmp_path):
 
 def interrupt(cmd, env, when, timeout=600):
     "Start `cmd`, send SIGINT to its process group once `when()` holds; (exit status, stderr lines)."
+    # SIGINT as a terminal's foreground job has it: a test run started in the background (`&`, nohup) ignores
+    # SIGINT, and an ignored signal stays ignored in every process it starts
     p = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+                         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + timeout
     while not when():
         assert p.poll() is None and time.time() < deadline, 'ended or stalled before the interrupt'
