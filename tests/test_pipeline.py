@@ -18,13 +18,10 @@ SMALL_PROFILE = core.resolve_profile('cpu', dict(s.split('=', 1) for s in SMALL)
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    "A fresh artifacts folder and a clean cache; the checkout under test first on the path (also for the kernels)."
-    monkeypatch.setenv('RAG_LIB_ARTIFACTS', str(tmp_path / 'artifacts'))
-    monkeypatch.setenv('RAG_LIB_CACHE', str(tmp_path / 'cache'))
-    monkeypatch.setenv('PYTHONPATH', os.pathsep.join([str(ROOT), os.environ.get('PYTHONPATH', '')]))
+def env(isolated, monkeypatch):
+    "`isolated` (conftest: fresh artifacts and cache, this checkout first on the path), run from the checkout."
     monkeypatch.chdir(ROOT)
-    return tmp_path
+    return isolated
 
 
 def cli(*argv, env_extra=None):

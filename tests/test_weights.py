@@ -22,12 +22,9 @@ def flip(path: Path, at: int | None = None):
 
 
 @pytest.fixture
-def record(tmp_path, monkeypatch):
-    "A copy of the committed GRASP record (adapters and manifest), and a clean cache and artifacts folder."
-    monkeypatch.setenv('RAG_LIB_ARTIFACTS', str(tmp_path / 'artifacts'))
-    monkeypatch.setenv('RAG_LIB_CACHE', str(tmp_path / 'cache'))
-    monkeypatch.setenv('PYTHONPATH', os.pathsep.join([str(ROOT), os.environ.get('PYTHONPATH', '')]))
-    rec = tmp_path / 'grasp-smollm2'
+def record(isolated):
+    "A copy of the committed GRASP record (adapters and manifest), with a clean cache and artifacts folder (conftest)."
+    rec = isolated / 'grasp-smollm2'
     for sub in ('adapter', 'warm-start-adapter'): shutil.copytree(RECORD / sub, rec / sub)
     shutil.copy(RECORD / 'manifest.json', rec)
     return rec
