@@ -17,8 +17,9 @@ from ..agents import ReActAgent, ReActConfig, Runner, Trajectory
 from .loop import grasp_agent
 
 # %% auto #0
-__all__ = ['RELATION_WORDS', 'TEACHERS', 'template_ids', 'TeacherBackend', 'Goal', 'teacher_plan', 'plan_thought', 'own_context',
-           'PlanTeacher', 'GraspTeacher', 'react_agent', 'react_plan', 'ReActTeacher', 'teacher_trajectories']
+__all__ = ['RELATION_WORDS', 'COMPARED', 'TEACHERS', 'template_ids', 'TeacherBackend', 'Goal', 'teacher_plan', 'compared_fact',
+           'comparison_thought', 'plan_thought', 'own_context', 'PlanTeacher', 'GraspTeacher', 'react_agent',
+           'react_plan', 'ReActTeacher', 'teacher_trajectories']
 
 # %% ../../nbs/13f_train_teacher.ipynb #e07536d9
 def template_ids(backend: TransformersBackend,  # the backend whose constrained decoder is imitated
@@ -104,7 +105,8 @@ def teacher_plan(q: Question, rule_traj: Trajectory, rule) -> tuple[list[Goal], 
         a, b = named[:2]
         return ([Goal('semantic_search', query, a, f'I need information about {bare_title(a)} and {bare_title(b)}.'),
                  Goal('keyword_search', bare_title(b), b, f'Now I need information about {bare_title(b)}.')],
-                rule_traj.answer, f'The answer is {rule_traj.answer}.')
+                rule_traj.answer, comparison_thought(text, rule_traj.answer, [
+                    (bare_title(t), compared_fact(text, next(d for d in pos if title(d) == t), rule)) for t in (a, b)]))
     chain = relation_chain(text)
     first = [d for d in rule_traj.steps[0].shown if mentions(text, bare_title(title(d)))]
     if not chain or not first: return None
@@ -126,6 +128,42 @@ def teacher_plan(q: Question, rule_traj: Trajectory, rule) -> tuple[list[Goal], 
     vals = rule.values(doc, chain[-1], text)
     if not vals or normalize_text(vals[0]) != normalize_text(rule_traj.answer): return None
     return goals, vals[0], f'The {word(len(chain) - 1)} of {bare_title(title(doc))} is {vals[0]}.'
+
+# the attribute a yes/no comparison asks about, by its words (first match); else its description ("both poets")
+COMPARED = (('country', r'\bcountry\b'), ('hq', r'\bheadquarter'), ('creator', r'\bcreat'),
+            ('birthplace', r'\bborn\b|\bbirthplace\b'))
+
+def compared_fact(question: str, d: str, rule) -> tuple[str, str] | None:
+    """(what, value): what paragraph `d` states for the attribute comparison `question` compares, as the rule policy
+    reads it: its first year ('which first'), a relation's value, or its description; None if it states none."""
+    from rag_lib.baselines import OPTIONS_PATTERN, descriptions
+    text = rule.corpus.text(d)
+    if OPTIONS_PATTERN.search(question):
+        years = re.findall(r'\b(1\d{3}|20\d{2})\b', text)
+        return ('year', years[0]) if years else None
+    rel = next((r for r, cue in COMPARED if re.search(cue, question, re.I)), None)
+    if rel is None:
+        desc = descriptions(text)
+        return ('is', desc[0]) if desc else None
+    vals = rule.values(d, rel, question)
+    return (RELATION_WORDS[rel], vals[0]) if vals else None
+
+def comparison_thought(question: str, answer: str,
+                       facts: Sequence[tuple[str, tuple[str, str] | None]],  # (entity, `compared_fact`) for both
+                       ) -> str:
+    """The last thought of a comparison plan: each entity's compared fact, then the answer, when the facts agree with
+    it (the earlier year; equal values for yes); else only 'The answer is ...'."""
+    from rag_lib.data import normalize_text
+    plain = f'The answer is {answer}.'
+    (a, fa), (b, fb) = facts
+    if fa is None or fb is None or fa[0] != fb[0]: return plain
+    va, vb = fa[1], fb[1]
+    if fa[0] == 'year':
+        if va == vb or normalize_text(answer) != normalize_text(a if int(va) < int(vb) else b): return plain
+    elif (normalize_text(va) == normalize_text(vb)) != (normalize_text(answer) == 'yes'): return plain
+    say = (lambda e, v: f'{e} is {"an" if v[:1] in "aeiou" else "a"} {v}.') if fa[0] == 'is' else \
+          (lambda e, v: f'The {fa[0]} of {e} is {v}.')
+    return f'{say(a, va)} {say(b, vb)} {plain}'
 
 def plan_thought(words: Sequence[str], entity: str) -> str:
     "The first thought of a bridge plan: the whole relation chain `words` (first hop first) from `entity`, then hop 1."
