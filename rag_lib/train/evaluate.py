@@ -19,7 +19,8 @@ from .loop import grasp_agent
 
 # %% auto #0
 __all__ = ['METRICS', 'EVAL_AGENTS', 'reference_dir', 'heldout_world', 'heldout', 'evaluate', 'summarize', 'question_group',
-           'constant_rows', 'by_group', 'adapter_dir', 'policy_backend', 'run_eval', 'tool_transitions', 'starts_with']
+           'constant_rows', 'rule_rows', 'by_group', 'adapter_dir', 'policy_backend', 'run_eval', 'tool_transitions',
+           'starts_with']
 
 # %% ../../nbs/13h_train_evaluate.ipynb #ab5d167c
 def reference_dir() -> Path:
@@ -84,6 +85,15 @@ def constant_rows(questions: Sequence[Question], answer: str = 'yes', name: str 
     return [{'policy': name, 'qid': q.id, 'group': question_group(q), 'em': exact_match(answer, q.answers),
              'f1': f1_score(answer, q.answers)} for q in questions]
 
+def rule_rows(retrieval, questions: Sequence[Question], name: str = 'rule') -> list[dict]:
+    "Rows (policy, qid, group, em, f1) of the rule policy (`baselines.RulePolicy`, the teachers' model) on `questions`."
+    from rag_lib.baselines import RulePolicy
+    trajs = Runner(RulePolicy(retrieval), None, max_live=max(1, len(questions)), progress=False).run(questions)
+    by_id = {q.id: q for q in questions}
+    score = lambda f, t: f(t.answer or '', by_id[t.qid].answers)
+    return [{'policy': name, 'qid': t.qid, 'group': question_group(by_id[t.qid]),
+             'em': score(exact_match, t), 'f1': score(f1_score, t)} for t in trajs]
+
 def by_group(rows: Sequence[dict], metrics: Sequence[str] = ('em', 'f1')) -> list[dict]:
     "Per policy and question group, then 'all': n and each metric's mean with its 95% bootstrap interval."
     out = []
@@ -137,7 +147,7 @@ def run_eval(out: str | Path, policy: str = 'base', name: str | None = None, que
             'compute_dtype': backend.compute_dtype, 'bf16_min_rows': backend.bf16_min_rows,
             'seconds': round(time.perf_counter() - t0, 1),
             **{m: list(v) for m, v in summarize(rows).items()},
-            'by_group': by_group(rows + constant_rows(qs))}   # beside the always-"yes" answerer
+            'by_group': by_group(rows + constant_rows(qs) + rule_rows(retrieval, qs))}   # beside "yes", rule
     atomic_write_text(out / f'{name}.summary.json', json.dumps(summ, indent=1))
     return summ
 
