@@ -10,12 +10,14 @@ __all__ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig',
            'world_data', 'step_questions', 'step_seed', 'grasp_agent', 'rollouts', 'score', 'save_checkpoint',
            'load_checkpoint', 'latest_checkpoint', 'cut_log', 'EXTENDABLE', 'start_run', 'reward_config', 'train_grpo',
            'template_ids', 'TeacherBackend', 'Goal', 'RELATION_WORDS', 'teacher_plan', 'plan_thought', 'own_context',
-           'PlanTeacher', 'GraspTeacher', 'react_agent', 'react_plan', 'ReActTeacher', 'TEACHERS',
-           'teacher_trajectories', 'ABSTAIN', 'GOLD_MODES', 'READER_CASES', 'EVAL_CASES', 'answer_pids', 'GoldRAG',
-           'answer_line', 'single_step_examples', 'reader_examples', 'reader_eval', 'reader_summary', 'run_reader_eval',
-           'sft_update', 'train_sft', 'reference_dir', 'METRICS', 'EVAL_AGENTS', 'heldout_world', 'heldout', 'evaluate',
-           'summarize', 'adapter_dir', 'policy_backend', 'run_eval', 'tool_transitions', 'starts_with',
-           'question_group', 'constant_rows', 'by_group', 'chain_grpo_config', 'chain_training', 'STAGES', 'main']
+           'PlanTeacher', 'GraspTeacher', 'react_agent', 'react_plan', 'ReActTeacher', 'TEACHERS', 'teacher_plans',
+           'teacher_trajectories', 'COMPARED', 'compared_fact', 'comparison_thought', 'result_number', 'GraspOracle',
+           'output_action', 'first_mistake', 'dagger_trajectories', 'ABSTAIN', 'GOLD_MODES', 'READER_CASES',
+           'EVAL_CASES', 'answer_pids', 'GoldRAG', 'answer_line', 'single_step_examples', 'reader_examples',
+           'reader_eval', 'reader_summary', 'run_reader_eval', 'sft_update', 'train_sft', 'reference_dir', 'METRICS',
+           'EVAL_AGENTS', 'heldout_world', 'heldout', 'evaluate', 'summarize', 'adapter_dir', 'policy_backend',
+           'run_eval', 'tool_transitions', 'starts_with', 'question_group', 'constant_rows', 'rule_rows', 'by_group',
+           'chain_grpo_config', 'chain_training', 'STAGES', 'main']
 
 # %% ../../nbs/13a_train.ipynb #921aef86
 from .config import (
@@ -32,7 +34,10 @@ from .loop import (
     load_checkpoint, latest_checkpoint, cut_log, EXTENDABLE, start_run, reward_config, train_grpo)
 from .teacher import (
     template_ids, TeacherBackend, Goal, RELATION_WORDS, teacher_plan, plan_thought, own_context, PlanTeacher, GraspTeacher,
-    react_agent, react_plan, ReActTeacher, TEACHERS, teacher_trajectories)
+    react_agent, react_plan, ReActTeacher, TEACHERS, teacher_plans, teacher_trajectories, COMPARED, compared_fact,
+    comparison_thought, result_number)
+from .dagger import (
+    GraspOracle, output_action, first_mistake, dagger_trajectories)
 from .reader import (
     ABSTAIN, GOLD_MODES, EVAL_CASES, answer_pids, GoldRAG, answer_line, single_step_examples,
     reader_examples, reader_eval, reader_summary, run_reader_eval)
@@ -41,7 +46,7 @@ from .sft import (
 from .evaluate import (
     reference_dir, METRICS, EVAL_AGENTS, heldout_world, heldout, evaluate, summarize, adapter_dir,
     policy_backend, run_eval,
-    tool_transitions, starts_with, question_group, constant_rows, by_group)
+    tool_transitions, starts_with, question_group, constant_rows, rule_rows, by_group)
 from .chain import (
     chain_grpo_config, chain_training)
 from rag_lib.train.cli import (
@@ -55,9 +60,12 @@ _all_ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig', '
          'score', 'save_checkpoint', 'load_checkpoint', 'latest_checkpoint', 'cut_log', 'EXTENDABLE', 'start_run',
          'reward_config', 'train_grpo', 'template_ids', 'TeacherBackend', 'Goal', 'RELATION_WORDS', 'teacher_plan',
          'plan_thought', 'own_context', 'PlanTeacher', 'GraspTeacher', 'react_agent', 'react_plan', 'ReActTeacher',
-         'TEACHERS', 'teacher_trajectories', 'ABSTAIN', 'GOLD_MODES', 'READER_CASES', 'EVAL_CASES', 'answer_pids',
+         'TEACHERS', 'teacher_plans', 'teacher_trajectories', 'COMPARED', 'compared_fact', 'comparison_thought',
+         'result_number', 'GraspOracle', 'output_action', 'first_mistake', 'dagger_trajectories', 'ABSTAIN',
+         'GOLD_MODES', 'READER_CASES', 'EVAL_CASES', 'answer_pids',
          'GoldRAG', 'answer_line', 'single_step_examples', 'reader_examples', 'reader_eval', 'reader_summary',
          'run_reader_eval', 'sft_update', 'train_sft', 'reference_dir', 'METRICS', 'EVAL_AGENTS', 'heldout_world',
          'heldout', 'evaluate', 'summarize', 'adapter_dir', 'policy_backend', 'run_eval',
          'tool_transitions', 'starts_with',
-         'question_group', 'constant_rows', 'by_group', 'chain_grpo_config', 'chain_training', 'STAGES', 'main']
+         'question_group', 'constant_rows', 'rule_rows', 'by_group', 'chain_grpo_config', 'chain_training', 'STAGES',
+         'main']

@@ -14,7 +14,7 @@ from ..agents import Trajectory
 from ..grpo import scored_positions, token_logprobs, trajectory_tokens
 
 # %% auto #0
-__all__ = ['MicroBatch', 'training_sequence', 'micro_batches', 'logit_rows', 'swapped', 'sequence_logprobs']
+__all__ = ['MicroBatch', 'replayed_steps', 'training_sequence', 'micro_batches', 'logit_rows', 'swapped', 'sequence_logprobs']
 
 # %% ../../nbs/13d_train_batches.ipynb #dedfd632
 @dataclass
@@ -28,9 +28,17 @@ class MicroBatch:
     @property
     def num_tokens(self) -> int: return int(self.loss_mask.sum())
 
+def replayed_steps(traj: Trajectory) -> int:
+    "How many leading steps of `traj` were replayed from another policy and are not trained on (a DAgger correction)."
+    iv = traj.intervention
+    return int(iv.get('replayed', 0)) if isinstance(iv, dict) and iv.get('kind') == 'dagger' else 0
+
 def training_sequence(traj: Trajectory) -> tuple[list[int], list[int]]:
-    "(ids, loss mask) of a trajectory, cut after its last output token."
+    "(ids, loss mask) of a trajectory, cut after its last output token; replayed steps' outputs are not scored."
     ids, _, loss = trajectory_tokens(traj)
+    at = len(traj.prompt_ids)
+    for s in traj.steps[:replayed_steps(traj)]:   # a DAgger correction: the student's own steps are context only
+        loss[at:at + len(s.output_ids)] = [0] * len(s.output_ids); at += len(s.output_ids) + len(s.observation_ids)
     end = max((i for i, m in enumerate(loss) if m), default=-1) + 1
     return ids[:end], loss[:end]
 

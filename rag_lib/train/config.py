@@ -159,9 +159,10 @@ class GRPOConfig(StageConfig):
 class SFTConfig(StageConfig):
     "Knobs of the warm start: supervised fine-tuning on the scripted teacher's correct GRASP (or ReAct) trajectories."
     ORDER: ClassVar[tuple] = (
-        'epochs', 'batch_size', 'lr', 'betas', 'weight_decay', 'warmup_steps', 'grad_clip', 'model', 'lora_rank',
-        'lora_alpha', 'lora_targets', 'lora_layers', 'agent', 'reader_cases', 'max_turns', 'train_worlds',
-        'world_questions', 'seed', 'micro_batch', 'checkpoint_every', 'threads', 'compute_dtype', 'bf16_min_rows')
+        'epochs', 'batch_size', 'lr', 'betas', 'weight_decay', 'warmup_steps', 'grad_clip', 'model', 'init_adapter',
+        'lora_rank', 'lora_alpha', 'lora_targets', 'lora_layers', 'agent', 'reader_cases', 'dagger_questions',
+        'max_turns', 'train_worlds', 'world_questions', 'seed', 'micro_batch', 'checkpoint_every', 'threads',
+        'compute_dtype', 'bf16_min_rows')
     epochs: int = field(default=2, metadata={'help': 'passes over the teacher trajectories'})
     batch_size: int = field(default=16, metadata={'help': 'trajectories per optimizer update'})
     agent: str = field(default='grasp', metadata={'choices': SFT_AGENTS, 'help':
@@ -171,6 +172,12 @@ class SFTConfig(StageConfig):
     reader_cases: tuple = field(default=tuple(c for c in READER_CASES if c != 'distractor'), metadata={'help':
         "agent=reader: the example cases trained on (`train.reader.reader_examples`); without 'distractor' its "
         "draws become 'none': one paragraph alone cannot tell a distractor from an answer paragraph"})
+    init_adapter: str | None = field(default=None, metadata={
+        'help': 'a LoRA folder to start from (a DAgger round continues the warm start); None: a fresh adapter'})
+    dagger_questions: int = field(default=0, metadata={'help':
+        'DAgger (`train.dagger`): on this many training questions (a seeded sample) the init_adapter policy is rolled '
+        "out greedily and corrected by the teacher's oracle from its first mistake; the corrections are trained on "
+        "with the teacher's trajectories (agent=grasp); 0: none"})
     lr: float = field(default=3e-4, metadata={'help': 'AdamW learning rate (a usual LoRA rate)'})
     weight_decay: float = field(default=0.0, metadata={'help': 'AdamW weight decay'})
     warmup_steps: int = field(default=2, metadata={'help': 'linear learning-rate warmup, in optimizer updates'})
@@ -184,6 +191,13 @@ class SFTConfig(StageConfig):
             raise ValueError(f'SFTConfig.agent must be one of {SFT_AGENTS}, not {self.agent!r}')
         if not self.reader_cases or set(self.reader_cases) - set(READER_CASES):
             raise ValueError(f'SFTConfig.reader_cases must be some of {READER_CASES}, not {self.reader_cases!r}')
+        if self.dagger_questions < 0:
+            raise ValueError(f'SFTConfig.dagger_questions must be >= 0, not {self.dagger_questions}')
+        if self.dagger_questions and (self.init_adapter is None or self.agent != 'grasp'):
+            raise ValueError('SFTConfig.dagger_questions needs init_adapter (the student rolled out) and agent=grasp')
+        if self.init_adapter is not None and self.lora_rank is None:
+            raise ValueError('SFTConfig.init_adapter is a LoRA adapter; it needs lora_rank '
+                             '(the adapter folder decides the actual rank)')
         if self.micro_batch > self.batch_size:
             raise ValueError(f'SFTConfig.micro_batch ({self.micro_batch}) exceeds batch_size ({self.batch_size})')
 

@@ -223,6 +223,11 @@ def _same(old: dict, rec: dict, stage: str) -> bool:
                                       if k not in ('threads', EXTENDABLE.get(stage))}}
     return what(old) == what(rec)
 
+def _old_record(f: Path, cfg) -> dict:
+    "The run record in file `f`, the fields its config lacks (added to `cfg`'s class since it was written) at defaults."
+    old = json.loads(Path(f).read_text())
+    return {**old, 'config': {**_record(type(cfg)(), '')['config'], **old.get('config', {})}}
+
 def has_work(out: Path) -> bool:
     "Whether run folder `out` holds finished work: a checkpoint or a logged update."
     log = Path(out) / 'log.jsonl'
@@ -232,7 +237,7 @@ def run_conflict(out: Path, cfg, stage: str) -> str | None:
     "Why folder `out` cannot take a run of `cfg` (its finished work has another config, or more steps), else None."
     f, grow = Path(out) / 'config.json', EXTENDABLE.get(stage)
     if not f.exists() or not has_work(out): return None
-    old, rec = json.loads(f.read_text()), _record(cfg, stage)
+    old, rec = _old_record(f, cfg), _record(cfg, stage)
     if not _same(old, rec, stage):
         diff = sorted(k for k in set(old.get('config', {})) | set(rec['config'])
                       if old.get('config', {}).get(k) != rec['config'].get(k))
@@ -249,7 +254,7 @@ def start_run(out: Path, cfg, stage: str) -> None:
     if why := run_conflict(out, cfg, stage): raise ValueError(why)
     out.mkdir(parents=True, exist_ok=True)
     rec, f, grow = _record(cfg, stage), out / 'config.json', EXTENDABLE.get(stage)
-    old = json.loads(f.read_text()) if f.exists() else None
+    old = _old_record(f, cfg) if f.exists() else None
     if old is not None and not _same(old, rec, stage):   # no work (else run_conflict): begin afresh
         for n in ('reference.safetensors', 'teacher.json', 'teacher.jsonl', 'log.jsonl'):
             (out / n).unlink(missing_ok=True)

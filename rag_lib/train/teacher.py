@@ -18,8 +18,8 @@ from .loop import grasp_agent
 
 # %% auto #0
 __all__ = ['RELATION_WORDS', 'COMPARED', 'TEACHERS', 'template_ids', 'TeacherBackend', 'Goal', 'teacher_plan', 'compared_fact',
-           'comparison_thought', 'plan_thought', 'own_context', 'PlanTeacher', 'GraspTeacher', 'react_agent',
-           'react_plan', 'ReActTeacher', 'teacher_trajectories']
+           'comparison_thought', 'plan_thought', 'result_number', 'own_context', 'PlanTeacher', 'GraspTeacher',
+           'react_agent', 'react_plan', 'ReActTeacher', 'teacher_plans', 'teacher_trajectories']
 
 # %% ../../nbs/13f_train_teacher.ipynb #e07536d9
 def template_ids(backend: TransformersBackend,  # the backend whose constrained decoder is imitated
@@ -170,7 +170,7 @@ def plan_thought(words: Sequence[str], entity: str) -> str:
     whole = ' of the '.join(reversed(words))
     return f'I need the {whole} of {entity}.' + (f' First, the {words[0]} of {entity}.' if len(words) > 1 else '')
 
-def _result_number(shown: str, title: str) -> int | None:
+def result_number(shown: str, title: str) -> int | None:
     "The smallest result number shown for paragraph `title` ('(n) title: ...' lines), or None."
     ns = [int(m.group(1)) for m in re.finditer(rf'^\((\d+)\) {re.escape(title)}: ', shown, flags=re.M)]
     return min(ns) if ns else None
@@ -209,7 +209,7 @@ class GraspTeacher(PlanTeacher):
         if not reading:
             self.state[r.key] = (g, True, False)
             return self.search(goals, g, seen)
-        n = _result_number(seen, goal.title)
+        n = result_number(seen, goal.title)
         if n is not None:
             self.state[r.key] = (g + 1, False, False)
             return f'Thought: Result ({n}) is from {goal.title}. I will read it.\nAction: read_chunk[{n}]'
@@ -246,6 +246,18 @@ class ReActTeacher(PlanTeacher):
 # %% ../../nbs/13f_train_teacher.ipynb #cd0ce863
 TEACHERS = {'grasp': (grasp_agent, GraspTeacher), 'react': (react_agent, ReActTeacher)}   # agent -> (agent, script)
 
+def teacher_plans(retrieval, questions: Sequence[Question],
+                  name: str,  # the agent's name: the plans are keyed by its trajectory keys (`agents.agent_key`)
+                  ) -> tuple[dict[str, tuple[list[Goal], str, str]], list[Trajectory]]:
+    "The plan of each question the rule policy answers right (`teacher_plan`), by trajectory key; the rule's walks."
+    from rag_lib.agents import agent_key
+    from rag_lib.baselines import RulePolicy
+    rule = RulePolicy(retrieval)
+    rule_trajs = Runner(rule, None, max_live=max(1, len(questions)), progress=False).run(questions)
+    plans = {agent_key(name, q): p for q, t in zip(questions, rule_trajs)
+             if (p := teacher_plan(q, t, rule)) is not None}
+    return plans, rule_trajs
+
 def teacher_trajectories(backend: TransformersBackend,
                          # the policy's backend (tokenizer and template engine; never generates)
                          retrieval, questions: Sequence[Question], max_turns: int,
@@ -254,14 +266,10 @@ def teacher_trajectories(backend: TransformersBackend,
                         ) -> tuple[list[Trajectory], dict]:
     "The teacher's trajectories through `agent` that answer right and parse, and counts of what was kept and why not."
     from rag_lib.agents import agent_key
-    from rag_lib.baselines import RulePolicy
     if agent not in TEACHERS: raise ValueError(f'agent must be one of {tuple(TEACHERS)}, not {agent!r}')
     make_agent, make_script = TEACHERS[agent]
     name = name or agent
-    rule = RulePolicy(retrieval)
-    rule_trajs = Runner(rule, None, max_live=max(1, len(questions)), progress=False).run(questions)
-    plans = {agent_key(name, q): p for q, t in zip(questions, rule_trajs)
-             if (p := teacher_plan(q, t, rule)) is not None}
+    plans, rule_trajs = teacher_plans(retrieval, questions, name)
     planned = [q for q in questions if agent_key(name, q) in plans]
     teacher = TeacherBackend(backend, make_script(plans))
     trajs = Runner(make_agent(teacher, retrieval, max_turns, name), teacher, max_live=64, progress=False).run(planned)
