@@ -16,7 +16,7 @@ from .loop import grasp_agent
 from .teacher import PlanTeacher, TeacherBackend, own_context, result_number, teacher_plans
 
 # %% auto #0
-__all__ = ['GraspOracle', 'output_action', 'first_mistake', 'dagger_trajectories']
+__all__ = ['GraspOracle', 'output_action', 'first_mistake', 'dagger_trajectories', 'mistake_rows']
 
 # %% ../../nbs/13g1_train_dagger.ipynb #1c11cd42
 _ACTION = re.compile(r'^Action: (\w+)\[(.*)\]', re.M)
@@ -100,3 +100,24 @@ def dagger_trajectories(student,  # the student's backend (generates greedily)
              'corrected': len(replay), 'kept': len(keep), 'first_mistake': dict(sorted(wrong_at.items())),
              'replayed': dict(sorted(Counter(counts[t.key] for t in keep).items()))}
     return keep, stats
+
+# %% ../../nbs/13g1_train_dagger.ipynb #4b13c7c7
+def mistake_rows(trajs: Sequence[Trajectory], questions: Sequence[Question], retrieval, decode,
+                 name: str = 'grasp',  # the agent name the trajectories were run under (their keys)
+                 ) -> list[dict]:
+    """Per trajectory: question group, right or not, and its first step off the teacher's path (`first_mistake`) with
+    the oracle's action and its own there; `step` None when it never left it, `wanted` 'no plan' without a plan."""
+    from rag_lib.train.evaluate import question_group
+    plans, _ = teacher_plans(retrieval, questions, name)
+    oracle, by_id, rows = GraspOracle(plans), {q.id: q for q in questions}, []
+    for t in trajs:
+        q = by_id[t.qid]
+        row = {'qid': t.qid, 'group': question_group(q), 'right': bool(exact_match(t.answer, q.answers)), 'step': None,
+               'wanted': None, 'wanted_argument': None, 'did': None, 'did_argument': None}
+        if t.key not in plans: row['wanted'] = 'no plan'
+        elif (k := first_mistake(t, plans[t.key], oracle, decode)) is not None:
+            want = output_action(oracle.next_output(plans[t.key], own_context(decode(t.context_ids(k)))))
+            row.update(step=k, wanted=want[0], wanted_argument=want[1], did=t.steps[k].action,
+                       did_argument=t.steps[k].argument)
+        rows.append(row)
+    return rows
