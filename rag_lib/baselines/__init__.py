@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['IRCOT_SYSTEM', 'SEARCH_R1_INVALID', 'SEARCH_R1_SYSTEM', 'SINGLE_SYSTEM', 'IRCoTAgent', 'IRCoTConfig', 'SearchR1Agent',
            'SearchR1Config', 'SingleStepRAG', 'answer_after', 'base_agent', 'ANSWER_TYPES', 'OPTIONS_PATTERN',
-           'QUESTION_CUES', 'RELATION_CUES', 'YES_NO_START', 'RulePolicy', 'bare_title', 'descriptions',
+           'QUESTION_CUES', 'RELATION_CUES', 'YEAR_PATTERN', 'YES_NO_START', 'RulePolicy', 'bare_title', 'descriptions',
            'lowercase_vocabulary', 'name_spans', 'name_spans_at', 'relation_chain', 'relation_values', 'stems']
 
 # %% ../../nbs/07_baselines.ipynb #23844a11
@@ -13,11 +13,11 @@ from .llm_agents import (
     IRCOT_SYSTEM, SEARCH_R1_INVALID, SEARCH_R1_SYSTEM, SINGLE_SYSTEM, IRCoTAgent, IRCoTConfig, SearchR1Agent,
     SearchR1Config, SingleStepRAG, answer_after, base_agent)
 from .rule import (
-    ANSWER_TYPES, OPTIONS_PATTERN, QUESTION_CUES, RELATION_CUES, YES_NO_START, RulePolicy, bare_title, descriptions,
-    lowercase_vocabulary, name_spans, name_spans_at, relation_chain, relation_values, stems)
+    ANSWER_TYPES, OPTIONS_PATTERN, QUESTION_CUES, RELATION_CUES, YEAR_PATTERN, YES_NO_START, RulePolicy, bare_title,
+    descriptions, lowercase_vocabulary, name_spans, name_spans_at, relation_chain, relation_values, stems)
 
 _all_ = ['IRCOT_SYSTEM', 'SEARCH_R1_INVALID', 'SEARCH_R1_SYSTEM', 'SINGLE_SYSTEM', 'IRCoTAgent', 'IRCoTConfig',
          'SearchR1Agent', 'SearchR1Config', 'SingleStepRAG', 'answer_after', 'base_agent', 'ANSWER_TYPES',
-         'OPTIONS_PATTERN', 'QUESTION_CUES', 'RELATION_CUES', 'YES_NO_START', 'RulePolicy', 'bare_title',
-         'descriptions', 'lowercase_vocabulary', 'name_spans', 'name_spans_at', 'relation_chain', 'relation_values',
-         'stems']
+         'OPTIONS_PATTERN', 'QUESTION_CUES', 'RELATION_CUES', 'YEAR_PATTERN', 'YES_NO_START', 'RulePolicy',
+         'bare_title', 'descriptions', 'lowercase_vocabulary', 'name_spans', 'name_spans_at', 'relation_chain',
+         'relation_values', 'stems']

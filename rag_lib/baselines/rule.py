@@ -14,14 +14,14 @@ from ..llm import Completion
 from ..retrieval import Hit, Retrieval, tokenize
 
 # %% auto #0
-__all__ = ['YES_NO_START', 'OPTIONS_PATTERN', 'RELATION_CUES', 'QUESTION_CUES', 'ANSWER_TYPES', 'lowercase_vocabulary',
-           'name_spans_at', 'name_spans', 'bare_title', 'stems', 'descriptions', 'relation_chain', 'relation_values',
-           'RulePolicy']
+__all__ = ['YEAR_PATTERN', 'YES_NO_START', 'OPTIONS_PATTERN', 'RELATION_CUES', 'QUESTION_CUES', 'ANSWER_TYPES',
+           'lowercase_vocabulary', 'name_spans_at', 'name_spans', 'bare_title', 'stems', 'descriptions',
+           'relation_chain', 'relation_values', 'RulePolicy']
 
 # %% ../../nbs/07_baselines_rule.ipynb #fed5ed7e
 _CAP = r"[A-ZÀ-ÖØ-Þ][\w'’-]*"
 _SPAN = re.compile(rf"{_CAP}(?:\s+(?:of\s+(?:the\s+)?)?{_CAP})*")
-_YEAR = re.compile(r'\b(1\d{3}|20\d{2})\b')
+YEAR_PATTERN = re.compile(r'\b(1\d{3}|20\d{2})\b')
 _WORD = re.compile(r"[\w'’-]+")
 YES_NO_START = ('were', 'are', 'is', 'was', 'did', 'do', 'does', 'has', 'have')
 _LATER = re.compile(r'\b(later|latest|last|younger|youngest|more recent|most recent|newer|newest)\b', re.I)
@@ -162,7 +162,7 @@ def relation_values(sentences: Sequence[str],  # a paragraph
         hits = sorted((m.start(), m.end(), w) for p, w in cues for m in p.finditer(sent))
         for s, e, where in hits:
             if kind == 'year':
-                v = next((y for y in _YEAR.findall(sent[e:]) if ok(y)), None)
+                v = next((y for y in YEAR_PATTERN.findall(sent[e:]) if ok(y)), None)
             elif where == 'after':
                 v = next((sp for a, b, sp in spans if a >= e and gap(sent[e:a]) and ok(sp)), None)
             else:
@@ -270,7 +270,7 @@ class RulePolicy:
         m = OPTIONS_PATTERN.search(q)
         if not m: return None
         docs = [next((d for d in shown if mentions(o, self.corpus.title(d))), None) for o in m.groups()]
-        years = [int(y[0]) if d and (y := _YEAR.findall(self.corpus.text(d))) else None for d in docs]
+        years = [int(y[0]) if d and (y := YEAR_PATTERN.findall(self.corpus.text(d))) else None for d in docs]
         if None not in years and years[0] != years[1]:
             i = years.index(max(years) if _LATER.search(q) else min(years))
             return self.corpus.title(docs[i])
@@ -286,7 +286,7 @@ class RulePolicy:
         wants_year = bool(re.search(r'\byear\b', q, re.I)) or q.lower().startswith('when')
         for d in self.ordered(last) if last else []:
             title = self.corpus.title(d)
-            cands = [y for y in self.sentence_ranked(d, q, _YEAR.findall) if y not in q] if wants_year else \
+            cands = [y for y in self.sentence_ranked(d, q, YEAR_PATTERN.findall) if y not in q] if wants_year else \
                     [c for c in self.sentence_ranked(d, q, lambda x: name_spans(x, self.lower))
                      if not mentions(q, c) and not mentions(title, c)]
             if cands: return cands[0]

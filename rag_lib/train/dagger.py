@@ -52,11 +52,12 @@ def output_action(text: str) -> tuple[str, str]:
     return (m[-1][0], normalize_text(m[-1][1])) if m else ('invalid', '')
 
 # %% ../../nbs/13g1_train_dagger.ipynb #d82e7c66
-def first_mistake(t: Trajectory, plan: tuple, oracle: GraspOracle, decode) -> int | None:
-    "Index of the first step of `t` whose action differs from the oracle's in that state; None if none does."
+def first_mistake(t: Trajectory, plan: tuple, oracle: GraspOracle, decode) -> tuple[int, tuple[str, str]] | None:
+    """(index, the oracle's action there) of the first step of `t` whose action (tool, normalized argument) differs
+    from the oracle's in that state; None if none does."""
     for i, s in enumerate(t.steps):
         want = output_action(oracle.next_output(plan, own_context(decode(t.context_ids(i)))))
-        if (s.action, normalize_text(s.argument)) != want: return i
+        if (s.action, normalize_text(s.argument)) != want: return i, want
     return None
 
 def dagger_trajectories(student,  # the student's backend (generates greedily)
@@ -76,12 +77,11 @@ def dagger_trajectories(student,  # the student's backend (generates greedily)
     by_id = {q.id: q for q in questions}
     replay, wrong_at = {}, Counter()
     for t in rolled:
-        k = first_mistake(t, plans[t.key], oracle, backend.decode)
-        if k is None:
-            if t.status != 'answered': k = len(t.steps)   # acted as the oracle, but ran out of turns
-            else: continue
-        if k < len(t.steps): wrong_at[output_action(oracle.next_output(
-            plans[t.key], own_context(backend.decode(t.context_ids(k)))))[0]] += 1
+        if (m := first_mistake(t, plans[t.key], oracle, backend.decode)) is not None:
+            k = m[0]
+            wrong_at[m[1][0]] += 1
+        elif t.status != 'answered': k = len(t.steps)   # acted as the oracle, but ran out of turns
+        else: continue
         keep = k + 1 if k < len(t.steps) and t.steps[k].action not in ('answer', 'invalid') else k
         replay[t.key] = [s.output for s in t.steps[:keep]]
     counts = {k: len(v) for k, v in replay.items()}
@@ -115,8 +115,8 @@ def mistake_rows(trajs: Sequence[Trajectory], questions: Sequence[Question], ret
         row = {'qid': t.qid, 'group': question_group(q), 'right': bool(exact_match(t.answer, q.answers)), 'step': None,
                'wanted': None, 'wanted_argument': None, 'did': None, 'did_argument': None}
         if t.key not in plans: row['wanted'] = 'no plan'
-        elif (k := first_mistake(t, plans[t.key], oracle, decode)) is not None:
-            want = output_action(oracle.next_output(plans[t.key], own_context(decode(t.context_ids(k)))))
+        elif (m := first_mistake(t, plans[t.key], oracle, decode)) is not None:
+            (k, want) = m
             row.update(step=k, wanted=want[0], wanted_argument=want[1], did=t.steps[k].action,
                        did_argument=t.steps[k].argument)
         rows.append(row)

@@ -136,10 +136,10 @@ COMPARED = (('country', r'\bcountry\b'), ('hq', r'\bheadquarter'), ('creator', r
 def compared_fact(question: str, d: str, rule) -> tuple[str, str] | None:
     """(what, value): what paragraph `d` states for the attribute comparison `question` compares, as the rule policy
     reads it: its first year ('which first'), a relation's value, or its description; None if it states none."""
-    from rag_lib.baselines import OPTIONS_PATTERN, descriptions
+    from rag_lib.baselines import OPTIONS_PATTERN, YEAR_PATTERN, descriptions
     text = rule.corpus.text(d)
     if OPTIONS_PATTERN.search(question):
-        years = re.findall(r'\b(1\d{3}|20\d{2})\b', text)
+        years = YEAR_PATTERN.findall(text)
         return ('year', years[0]) if years else None
     rel = next((r for r, cue in COMPARED if re.search(cue, question, re.I)), None)
     if rel is None:
