@@ -16,7 +16,7 @@ from .loop import grasp_agent
 from .teacher import PlanTeacher, TeacherBackend, own_context, result_number, teacher_plans
 
 # %% auto #0
-__all__ = ['GraspOracle', 'output_action', 'first_mistake', 'dagger_trajectories', 'mistake_rows']
+__all__ = ['GraspOracle', 'output_action', 'same_action', 'first_mistake', 'dagger_trajectories', 'mistake_rows']
 
 # %% ../../nbs/13g1_train_dagger.ipynb #1c11cd42
 _ACTION = re.compile(r'^Action: (\w+)\[(.*)\]', re.M)
@@ -52,12 +52,23 @@ def output_action(text: str) -> tuple[str, str]:
     return (m[-1][0], normalize_text(m[-1][1])) if m else ('invalid', '')
 
 # %% ../../nbs/13g1_train_dagger.ipynb #d82e7c66
+def same_action(seen: str, did: tuple[str, str], want: tuple[str, str]) -> bool:
+    """Whether action `did` does what `want` does in a state whose own context text is `seen`: equal, or reads of two
+    results shown under one title (`read_chunk` reads the whole paragraph, whichever of its results it names)."""
+    if did == want: return True
+    if did[0] != 'read_chunk' or want[0] != 'read_chunk': return False
+    def title(n: str) -> str | None:
+        m = re.search(rf'^\({re.escape(n)}\) (.+?): ', seen, re.M)
+        return m.group(1) if m else None
+    return title(did[1]) is not None and title(did[1]) == title(want[1])
+
 def first_mistake(t: Trajectory, plan: tuple, oracle: GraspOracle, decode) -> tuple[int, tuple[str, str]] | None:
-    """(index, the oracle's action there) of the first step of `t` whose action (tool, normalized argument) differs
-    from the oracle's in that state; None if none does."""
+    """(index, the oracle's action there) of the first step of `t` whose action does not do what the oracle's does in
+    that state (`same_action`); None if none does."""
     for i, s in enumerate(t.steps):
-        want = output_action(oracle.next_output(plan, own_context(decode(t.context_ids(i)))))
-        if (s.action, normalize_text(s.argument)) != want: return i, want
+        seen = own_context(decode(t.context_ids(i)))
+        want = output_action(oracle.next_output(plan, seen))
+        if not same_action(seen, (s.action, normalize_text(s.argument)), want): return i, want
     return None
 
 def dagger_trajectories(student,  # the student's backend (generates greedily)
