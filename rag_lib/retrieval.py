@@ -15,9 +15,10 @@ from .core import cache_dir, cached_dir, installed_problem, stable_hash
 from .corpus import Corpus
 
 # %% auto #0
-__all__ = ['STOPWORDS', 'METHODS', 'GRANULARITIES', 'Hit', 'top_k', 'tokenize', 'KeywordIndex', 'resolve_embedder_path',
-           'model_fingerprint', 'Embedder', 'DenseIndex', 'BiEncoderReranker', 'CrossEncoderReranker', 'rrf_scores',
-           'RerankedRetriever', 'Retrieval', 'title_recall', 'evaluate_retrieval']
+__all__ = ['STOPWORDS', 'QWEN3_RERANK_INSTRUCTION', 'METHODS', 'GRANULARITIES', 'Hit', 'top_k', 'tokenize', 'KeywordIndex',
+           'resolve_embedder_path', 'model_fingerprint', 'Embedder', 'DenseIndex', 'BiEncoderReranker',
+           'is_qwen3_reranker', 'reranker_pairs', 'CrossEncoderReranker', 'rrf_scores', 'RerankedRetriever',
+           'Retrieval', 'title_recall', 'evaluate_retrieval']
 
 # %% ../nbs/04_retrieval.ipynb #f0d78890
 @dataclass(frozen=True)
@@ -211,17 +212,40 @@ class BiEncoderReranker:
         else: d = self.embedder.encode_docs(texts)
         return d @ q
 
+QWEN3_RERANK_INSTRUCTION = 'Given a web search query, retrieve relevant passages that answer the query'
+_QWEN3_PREFIX = ('<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the '
+                 'Instruct provided. Note that the answer can only be "yes" or "no".<|im_end|>\n<|im_start|>user\n')
+_QWEN3_SUFFIX = '<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n'
+
+def is_qwen3_reranker(name: str, model_type: str | None = None) -> bool:
+    "Whether cross-encoder `name` (id or path; `model_type` from its config) is a Qwen3 reranker."
+    return 'qwen3-reranker' in name.lower() or model_type == 'qwen3'
+
+def reranker_pairs(query: str, texts: list[str],
+                   qwen3: bool = False,  # in the Qwen3 reranker's instruction template
+                   instruction: str | None = None,  # Qwen3: the task (None: its model card's default)
+                   ) -> list[tuple[str, str]]:
+    """The (query, document) pairs a cross-encoder reads: raw, or, for a Qwen3 reranker, in the template of its model
+    card (system prompt, `<Instruct>`, `<Query>`, then `<Document>` and an empty think block)."""
+    if not qwen3: return [(query, t) for t in texts]
+    q = f'{_QWEN3_PREFIX}<Instruct>: {instruction or QWEN3_RERANK_INSTRUCTION}\n<Query>: {query}\n'
+    return [(q, f'<Document>: {t}{_QWEN3_SUFFIX}') for t in texts]
+
 class CrossEncoderReranker:
-    "Rerank with a sentence-transformers `CrossEncoder` (model id or path)."
-    def __init__(self, model: str, device: str | None = None, batch_size: int = 32, dtype: str = 'float32'):
+    """Rerank with a sentence-transformers `CrossEncoder` (model id or path); a Qwen3 reranker reads its pairs in its
+    instruction template (`reranker_pairs`)."""
+    def __init__(self, model: str, device: str | None = None, batch_size: int = 32, dtype: str = 'float32',
+                 instruction: str | None = None):  # Qwen3 rerankers: the task instruction (None: the model card's)
         from sentence_transformers import CrossEncoder
         self.model, self.name, self.batch_size = CrossEncoder(model, device=device, **_dtype_kwargs(dtype)), model, batch_size
+        config = getattr(getattr(self.model, 'model', None), 'config', None)
+        self.qwen3, self.instruction = is_qwen3_reranker(model, getattr(config, 'model_type', None)), instruction
 
     def score(self, query: str, doc_ids: list[str], texts: list[str]) -> np.ndarray:
         "Relevance of each candidate to `query`, shape (n_candidates,)."
         if not texts: return np.zeros(0, np.float32)
-        return np.asarray(self.model.predict([(query, t) for t in texts], batch_size=self.batch_size,
-                                             show_progress_bar=False), np.float32)
+        return np.asarray(self.model.predict(reranker_pairs(query, texts, self.qwen3, self.instruction),
+                                             batch_size=self.batch_size, show_progress_bar=False), np.float32)
 
 # %% ../nbs/04_retrieval.ipynb #84b3e658
 def rrf_scores(ids: list[str], rankings: list[list[Hit]], k: int = 60) -> np.ndarray:
