@@ -11,11 +11,11 @@ __all__ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig',
            'load_checkpoint', 'latest_checkpoint', 'cut_log', 'EXTENDABLE', 'start_run', 'reward_config', 'train_grpo',
            'template_ids', 'TeacherBackend', 'Goal', 'RELATION_WORDS', 'teacher_plan', 'plan_thought', 'own_context',
            'PlanTeacher', 'GraspTeacher', 'react_agent', 'react_plan', 'ReActTeacher', 'TEACHERS', 'teacher_plans',
-           'teacher_trajectories', 'COMPARED', 'compared_fact', 'comparison_thought', 'result_number', 'GraspOracle',
-           'output_action', 'same_action', 'first_mistake', 'dagger_trajectories', 'mistake_rows', 'ABSTAIN',
-           'GOLD_MODES', 'READER_CASES', 'EVAL_CASES', 'answer_pids', 'GoldRAG', 'answer_line', 'single_step_examples',
-           'reader_examples', 'reader_eval', 'reader_summary', 'run_reader_eval', 'sft_update', 'train_sft',
-           'reference_dir', 'METRICS', 'EVAL_AGENTS', 'heldout_world', 'heldout', 'evaluate', 'summarize',
+           'teacher_trajectories', 'COMPARED', 'compared_fact', 'comparison_thought', 'result_number', 'read_thought',
+           'GraspOracle', 'output_action', 'same_action', 'first_mistake', 'dagger_trajectories', 'mistake_rows',
+           'ABSTAIN', 'GOLD_MODES', 'READER_CASES', 'EVAL_CASES', 'answer_pids', 'GoldRAG', 'answer_line',
+           'single_step_examples', 'reader_examples', 'reader_eval', 'reader_summary', 'run_reader_eval', 'sft_update',
+           'train_sft', 'reference_dir', 'METRICS', 'EVAL_AGENTS', 'heldout_world', 'heldout', 'evaluate', 'summarize',
            'adapter_dir', 'policy_backend', 'run_eval', 'tool_transitions', 'starts_with', 'question_group',
            'constant_rows', 'rule_rows', 'by_group', 'chain_grpo_config', 'chain_training', 'STAGES', 'main']
 
@@ -35,7 +35,7 @@ from .loop import (
 from .teacher import (
     template_ids, TeacherBackend, Goal, RELATION_WORDS, teacher_plan, plan_thought, own_context, PlanTeacher, GraspTeacher,
     react_agent, react_plan, ReActTeacher, TEACHERS, teacher_plans, teacher_trajectories, COMPARED, compared_fact,
-    comparison_thought, result_number)
+    comparison_thought, result_number, read_thought)
 from .dagger import (
     GraspOracle, output_action, same_action, first_mistake, dagger_trajectories, mistake_rows)
 from .reader import (
@@ -61,9 +61,10 @@ _all_ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig', '
          'reward_config', 'train_grpo', 'template_ids', 'TeacherBackend', 'Goal', 'RELATION_WORDS', 'teacher_plan',
          'plan_thought', 'own_context', 'PlanTeacher', 'GraspTeacher', 'react_agent', 'react_plan', 'ReActTeacher',
          'TEACHERS', 'teacher_plans', 'teacher_trajectories', 'COMPARED', 'compared_fact', 'comparison_thought',
-         'result_number', 'GraspOracle', 'output_action', 'same_action', 'first_mistake', 'dagger_trajectories',
-         'mistake_rows', 'ABSTAIN', 'GOLD_MODES', 'READER_CASES', 'EVAL_CASES', 'answer_pids', 'GoldRAG', 'answer_line',
-         'single_step_examples', 'reader_examples', 'reader_eval', 'reader_summary', 'run_reader_eval', 'sft_update',
-         'train_sft', 'reference_dir', 'METRICS', 'EVAL_AGENTS', 'heldout_world', 'heldout', 'evaluate', 'summarize',
-         'adapter_dir', 'policy_backend', 'run_eval', 'tool_transitions', 'starts_with', 'question_group',
-         'constant_rows', 'rule_rows', 'by_group', 'chain_grpo_config', 'chain_training', 'STAGES', 'main']
+         'result_number', 'read_thought', 'GraspOracle', 'output_action', 'same_action', 'first_mistake',
+         'dagger_trajectories', 'mistake_rows', 'ABSTAIN', 'GOLD_MODES', 'READER_CASES', 'EVAL_CASES', 'answer_pids',
+         'GoldRAG', 'answer_line', 'single_step_examples', 'reader_examples', 'reader_eval', 'reader_summary',
+         'run_reader_eval', 'sft_update', 'train_sft', 'reference_dir', 'METRICS', 'EVAL_AGENTS', 'heldout_world',
+         'heldout', 'evaluate', 'summarize', 'adapter_dir', 'policy_backend', 'run_eval', 'tool_transitions',
+         'starts_with', 'question_group', 'constant_rows', 'rule_rows', 'by_group', 'chain_grpo_config',
+         'chain_training', 'STAGES', 'main']

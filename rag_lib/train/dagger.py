@@ -13,7 +13,7 @@ from ..metrics import exact_match
 from ..llm import Request
 from ..agents import Runner, Trajectory, agent_key
 from .loop import grasp_agent
-from .teacher import PlanTeacher, TeacherBackend, own_context, result_number, teacher_plans
+from .teacher import PlanTeacher, TeacherBackend, own_context, read_thought, result_number, teacher_plans
 
 # %% auto #0
 __all__ = ['GraspOracle', 'output_action', 'same_action', 'first_mistake', 'dagger_trajectories', 'mistake_rows']
@@ -38,7 +38,7 @@ class GraspOracle(PlanTeacher):
             if not searched[normalize_text(goal.query)]: return self.search(goals, g, seen)
             n = result_number(seen, goal.title)
             if n is not None:
-                return f'Thought: Result ({n}) is from {goal.title}. I will read it.\nAction: read_chunk[{n}]'
+                return read_thought(goal.title, n)
             title = bare_title(goal.title)
             # the teacher searches the title once more after the goal's own search
             if searched[normalize_text(title)] < 1 + (normalize_text(title) == normalize_text(goal.query)):

@@ -18,8 +18,8 @@ from .loop import grasp_agent
 
 # %% auto #0
 __all__ = ['RELATION_WORDS', 'COMPARED', 'TEACHERS', 'template_ids', 'TeacherBackend', 'Goal', 'teacher_plan', 'compared_fact',
-           'comparison_thought', 'plan_thought', 'result_number', 'own_context', 'PlanTeacher', 'GraspTeacher',
-           'react_agent', 'react_plan', 'ReActTeacher', 'teacher_plans', 'teacher_trajectories']
+           'comparison_thought', 'plan_thought', 'result_number', 'read_thought', 'own_context', 'PlanTeacher',
+           'GraspTeacher', 'react_agent', 'react_plan', 'ReActTeacher', 'teacher_plans', 'teacher_trajectories']
 
 # %% ../../nbs/13f_train_teacher.ipynb #e07536d9
 def template_ids(backend: TransformersBackend,  # the backend whose constrained decoder is imitated
@@ -171,9 +171,15 @@ def plan_thought(words: Sequence[str], entity: str) -> str:
     return f'I need the {whole} of {entity}.' + (f' First, the {words[0]} of {entity}.' if len(words) > 1 else '')
 
 def result_number(shown: str, title: str) -> int | None:
-    "The smallest result number shown for paragraph `title` ('(n) title: ...' lines), or None."
-    ns = [int(m.group(1)) for m in re.finditer(rf'^\((\d+)\) {re.escape(title)}: ', shown, flags=re.M)]
-    return min(ns) if ns else None
+    """The result to read for paragraph `title`: its first '(n) title: ...' line in the latest observation of `shown`
+    that has one (the line a reader of the latest results meets first), or None."""
+    for obs in reversed(shown.split('Observation:\n')):
+        if m := re.search(rf'^\((\d+)\) {re.escape(title)}: ', obs, flags=re.M): return int(m.group(1))
+    return None
+
+def read_thought(title: str, n: int) -> str:
+    "The teacher's output that reads result `n` of paragraph `title`: the title first, then the number it is read off."
+    return f'Thought: The paragraph of {title} is result ({n}). I will read it.\nAction: read_chunk[{n}]'
 
 # %% ../../nbs/13f_train_teacher.ipynb #f6b669f3
 def own_context(ctx: str) -> str:
@@ -212,7 +218,7 @@ class GraspTeacher(PlanTeacher):
         n = result_number(seen, goal.title)
         if n is not None:
             self.state[r.key] = (g + 1, False, False)
-            return f'Thought: Result ({n}) is from {goal.title}. I will read it.\nAction: read_chunk[{n}]'
+            return read_thought(goal.title, n)
         if retried: return 'Thought: I cannot find it.\nAction: answer[unknown]'
         from rag_lib.baselines import bare_title
         self.state[r.key] = (g, True, True)
