@@ -101,7 +101,8 @@ class StageConfig:
 class GRPOConfig(StageConfig):
     "Knobs of the CPU GRPO trainer; defaults are the default chain's small run, `help` gives the paper's values."
     ORDER: ClassVar[tuple] = (
-        'steps', 'prompts_per_step', 'group_size', 'temperature', 'top_p', 'mini_batches', 'loss', 'reward', 'lr',
+        'steps', 'prompts_per_step', 'group_size', 'temperature', 'top_p', 'mini_batches', 'drop_flat_groups', 'loss',
+        'reward', 'lr',
         'betas', 'weight_decay', 'warmup_steps', 'grad_clip', 'model', 'init_adapter', 'lora_rank', 'lora_alpha',
         'lora_targets', 'lora_layers', 'max_turns', 'train_worlds', 'world_questions', 'seed', 'micro_batch', 'max_live',
         'checkpoint_every', 'threads', 'compute_dtype', 'bf16_min_rows')
@@ -116,6 +117,11 @@ class GRPOConfig(StageConfig):
     mini_batches: int = field(default=1, metadata={
         'help': 'optimizer updates per batch of rollouts (verl: train_batch_size / ppo_mini_batch_size); '
                 '1 is on-policy'})
+    drop_flat_groups: bool = field(default=False, metadata={
+        'help': "leave groups whose rewards are all equal out of the update (DAPO's dynamic sampling filter, without "
+                'its resampling): their advantages are 0, so only the entropy and KL terms would move them; saves '
+                "their forward and backward passes and weights the groups that differ by their own tokens; False: "
+                "verl's GRPO"})
     loss: GRPOLossConfig = field(default=GRPOLossConfig(), metadata={
         'help': 'the loss (13_grpo): clip ratios, aggregation, entropy 0.0021 (GRASP), low-variance KL'})
     reward: str = field(default='grasp', metadata={'choices': REWARDS, 'help':

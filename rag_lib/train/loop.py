@@ -63,6 +63,10 @@ def grpo_update(policy: Policy, opt: torch.optim.Optimizer, trajs: Sequence[Traj
     pad = policy.tokenizer.pad_token_id or 0
     seqs = {i: training_sequence(t) for i, t in enumerate(trajs)}
     keep = [i for i, (_, m) in seqs.items() if any(m)]
+    if not keep:   # nothing to train on (say, every group was flat and left out): no optimizer step
+        return {**{k: 0.0 for k in ADDITIVE + PER_TOKEN}, 'grad_norm': 0.0, 'lr': lr_at(cfg, step * cfg.mini_batches),
+                'logprob_diff_max': 0.0 if cfg.temperature == 1.0 else None, 'trained_tokens': 0,
+                'sequence_tokens': 0, 'trained_sequences': 0}
     if cfg.mini_batches > 1: random.Random(stable_hash([cfg.seed, 'mini-batches', step])).shuffle(keep)
     parts = [keep[k::cfg.mini_batches] for k in range(cfg.mini_batches)]
     mbs = [[dataclasses.replace(mb, index=[part[j] for j in mb.index])
@@ -309,10 +313,12 @@ def train_grpo(cfg: GRPOConfig, out: str | Path,
         trajs = rollouts(agent, backend, qs, cfg.group_size, sampling, cfg.max_live)
         t1 = time.perf_counter()
         rewards, adv = score(trajs, qs, retrieval.corpus, reward_cfg, cfg.loss.adv_eps, cfg.loss.norm_adv_by_std)
-        upd = grpo_update(policy, opt, trajs, adv, cfg, ref, step)
+        totals = torch.tensor([r['total'] for r in rewards]).view(len(qs), cfg.group_size)    # (P, G)
+        spread = (totals.std(1) > 0).repeat_interleave(cfg.group_size)                        # per trajectory
+        use = [i for i in range(len(trajs)) if spread[i] or not cfg.drop_flat_groups]
+        upd = grpo_update(policy, opt, [trajs[i] for i in use], adv[use], cfg, ref, step)
         backend.clear_cache()                                          # the weights changed: no KV cache may survive
         t2 = time.perf_counter()
-        totals = torch.tensor([r['total'] for r in rewards]).view(len(qs), cfg.group_size)    # (P, G)
         rec = {'step': step, 'questions': [q.id for q in qs], 'reward': _mean(rewards, 'total'),
                **{f'reward_{k}': _mean(rewards, k) for k in ('accuracy', 'grounded', 'complementary', 'efficiency')},
                'em': _mean(rewards, 'em'), 'turns': float(np.mean([len(t.steps) for t in trajs])),
