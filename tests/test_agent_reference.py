@@ -1,0 +1,69 @@
+"""scripts/agent_reference.py: the committed recipes parse into the configs their runs were started with, a broken
+recipe is refused with the field named, and the paired table subtracts per question."""
+import json, sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / 'scripts'))
+import agent_reference as ar  # noqa: E402
+
+
+def recipe(tmp_path, **kw) -> Path:
+    r = {'record': 'x', 'agent': 'grasp', 'max_turns': 8,
+         'stages': [{'name': 'warm', 'stage': 'warm-start', 'set': {'train_worlds': [1, 2], 'lr': 0.001}},
+                    {'name': 'grpo', 'stage': 'grpo', 'init': 'warm', 'set': {'steps': 20, 'drop_flat_groups': True}}],
+         'evaluate': ['warm', 'grpo'], 'pairs': [['grpo', 'warm']], **kw}
+    (tmp_path / 'r.json').write_text(json.dumps(r))
+    return tmp_path / 'r.json'
+
+
+@pytest.mark.parametrize('path', sorted((ROOT / 'configs' / 'reference').glob('*.json')), ids=lambda p: p.name)
+def test_committed_recipes_parse(path):
+    r = ar.read_recipe(path)
+    for s in r['stages']:
+        cfg = ar.stage_config(r, s, Path('runs'))
+        assert cfg.max_turns == r['max_turns']
+
+
+def test_stage_configs(tmp_path):
+    r = ar.read_recipe(recipe(tmp_path))
+    warm, grpo = (ar.stage_config(r, s, Path('runs')) for s in r['stages'])
+    assert (warm.agent, warm.train_worlds, warm.lr) == ('grasp', (1, 2), 0.001)
+    assert grpo.init_adapter == str(Path('runs') / 'warm' / 'adapter')
+    assert (grpo.steps, grpo.drop_flat_groups) == (20, True)
+
+
+def test_init_from_a_committed_adapter(tmp_path):
+    stages = [{'name': 'w', 'stage': 'warm-start', 'init': 'artifacts/reference/a/warm-start-adapter'}]
+    r = ar.read_recipe(recipe(tmp_path, stages=stages, evaluate=['w'], pairs=[]))
+    assert ar.stage_config(r, r['stages'][0], Path('runs')).init_adapter == 'artifacts/reference/a/warm-start-adapter'
+
+
+@pytest.mark.parametrize('change, words', [
+    ({'evaluate': ['nope']}, "'nope' (evaluate/pairs) is not a stage"),
+    ({'agent': 'react'}, "GRPO trains GRASP's agent"),
+    ({'stages': [{'name': 'w', 'stage': 'warm-start', 'init': 'later'}]}, "init 'later' is neither"),
+    ({'stages': [{'name': 'w', 'stage': 'sft'}]}, "stages[0] needs a 'name' and a 'stage'"),
+])
+def test_broken_recipes_are_refused(tmp_path, change, words):
+    with pytest.raises(ValueError, match=words.replace('[', r'\[').replace('(', r'\(').replace(')', r'\)')):
+        ar.read_recipe(recipe(tmp_path, **change))
+
+
+def test_missing_field_is_named(tmp_path):
+    p = recipe(tmp_path)
+    r = json.loads(p.read_text()); del r['evaluate']; p.write_text(json.dumps(r))
+    with pytest.raises(ValueError, match="field 'evaluate' is missing"):
+        ar.read_recipe(p)
+
+
+def test_paired_table_subtracts_per_question():
+    row = lambda q, g, f1: {'qid': q, 'group': g, 'f1': f1, 'em': f1}
+    rows = {'a': [row('1', 'bridge', 1.0), row('2', 'bridge', 1.0), row('3', 'yes/no', 0.0)],
+            'b': [row('1', 'bridge', 0.0), row('2', 'bridge', 1.0), row('3', 'yes/no', 1.0)]}
+    t = ar.paired_table(rows, [['a', 'b']]).set_index('group')
+    assert t.loc['bridge', 'delta_f1'] == 0.5
+    assert t.loc['all', 'n'] == 3
+    assert (t.loc['all', 'only_a_right'], t.loc['all', 'only_b_right']) == (1, 1)
