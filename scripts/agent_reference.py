@@ -29,10 +29,10 @@ differences (`paired-<benchmark>.md/.csv`), the evaluation rows, summaries and t
 command, the recipe, every stage's config, wall times with load averages, package versions, SHA-256 of every file).
 NOTES.md, written by hand, is left as it is.
 """
-import argparse, json, os, shutil, sys
+import argparse, json, shutil, sys
 from pathlib import Path
 
-from stage_times import read_times, timed_stage   # scripts/stage_times.py
+from stage_times import read_times, timed_stage, write_manifest   # scripts/stage_times.py
 
 REAL = ('hotpotqa', '2wikimultihopqa', 'musique')
 GROUPS = ('bridge', 'comparison', 'yes/no', 'all')
@@ -127,8 +127,8 @@ def main(argv=None) -> int:
         print(f'scripts/agent_reference.py: {e}', file=sys.stderr); return 2
 
     import pandas as pd
-    from rag_lib.core import atomic_write_text, file_sha256, read_jsonl, to_jsonable
-    from rag_lib.pipeline import PACKAGES, markdown_table, package_versions
+    from rag_lib.core import atomic_write_text, read_jsonl
+    from rag_lib.pipeline import markdown_table
     from rag_lib.train import config_to_dict, run_eval, train_grpo, train_sft
 
     runs = Path(a.runs); runs.mkdir(parents=True, exist_ok=True)
@@ -178,16 +178,12 @@ def main(argv=None) -> int:
             pf.to_csv(record / f'paired-{label}.csv', index=False)
             atomic_write_text(record / f'paired-{label}.md', markdown_table(pf) + '\n')
             print(f'## {label}, paired\n{markdown_table(pf)}\n')
-    files = sorted(p for p in record.rglob('*') if p.is_file() and p.name != 'manifest.json')
     cmd = ' '.join(['python', 'scripts/agent_reference.py', *(sys.argv[1:] if argv is None else argv)])
-    manifest = {'command': cmd, 'recipe': recipe, 'configs': {n: config_to_dict(c) for n, c in cfgs.items()},
-                'data': {n: f'rag_lib.world.load_world(seed=s, n={c.world_questions}) for s in {list(c.train_worlds)}'
+    write_manifest(record, times, command=cmd, recipe=recipe, configs={n: config_to_dict(c) for n, c in cfgs.items()},
+                   data={n: f'rag_lib.world.load_world(seed=s, n={c.world_questions}) for s in {list(c.train_worlds)}'
                          for n, c in cfgs.items()},
-                'eval': {label: f'rag_lib.train.heldout({bench!r}, n={n}, seed=42, world={world}); greedy, '
-                                f'agent {agent!r}, max_turns={turns}' for label, bench, world, n in benches},
-                'stage_times': times, 'cpu_count': os.cpu_count(), 'packages': package_versions(PACKAGES + ('peft',)),
-                'files': {str(p.relative_to(record)): file_sha256(p) for p in files}}
-    atomic_write_text(record / 'manifest.json', json.dumps(to_jsonable(manifest), indent=1))
+                   eval={label: f'rag_lib.train.heldout({bench!r}, n={n}, seed=42, world={world}); greedy, '
+                                f'agent {agent!r}, max_turns={turns}' for label, bench, world, n in benches})
     print(f'record: {record.resolve()}')
     return 0
 

@@ -10,10 +10,10 @@ the logs and configs of the training stages, the evaluation table with bootstrap
 the training curve (`training_curve.png`), and `manifest.json` (commands, configs, data, wall times, load averages,
 package versions, SHA-256 of every file).
 """
-import argparse, json, os, shutil, sys
+import argparse, json, shutil, sys
 from pathlib import Path
 
-from stage_times import read_times, timed_stage   # scripts/stage_times.py
+from stage_times import read_times, timed_stage, write_manifest   # scripts/stage_times.py
 
 STAGES = ('warm-start', 'grpo', 'grpo-alone', 'eval-base', 'eval-warm-start', 'eval-grpo-alone', 'eval-grpo')
 
@@ -32,8 +32,8 @@ def main(argv=None) -> int:
     import matplotlib; matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     import pandas as pd
-    from rag_lib.core import atomic_write_text, file_sha256, read_jsonl, to_jsonable
-    from rag_lib.pipeline import PACKAGES, markdown_table, package_versions
+    from rag_lib.core import atomic_write_text, read_jsonl
+    from rag_lib.pipeline import markdown_table
     from rag_lib.train import (GRPOConfig, SFTConfig, apply_overrides, config_to_dict, reference_dir, run_eval, train_grpo, train_sft,
                                cast_safetensors)
 
@@ -92,17 +92,16 @@ def main(argv=None) -> int:
             ax[i].set(title=f'{s}: mean rollout reward', xlabel='GRPO step', ylabel='reward', ylim=(0, 2))
             ax[i].legend(fontsize=7)
         fig.tight_layout(); fig.savefig(record / 'training_curve.png', dpi=110); plt.close(fig)
-    files = sorted(p for p in record.rglob('*') if p.is_file() and p.name != 'manifest.json')
-    manifest = {'command': ' '.join([Path(sys.executable).name, *sys.argv]) if argv is None else f'python scripts/grasp_reference.py {" ".join(argv)}',
-                'configs': {'warm-start': config_to_dict(warm_cfg), 'grpo': config_to_dict(grpo_cfg), 'grpo-alone': config_to_dict(alone_cfg)},
-                'data': {'train': f'rag_lib.world.load_world(seed=s, n={warm_cfg.world_questions}) for s in {list(warm_cfg.train_worlds)} '
-                                  '(other entities than the evaluation world)',
+    write_manifest(record, times,
+                   command=' '.join([Path(sys.executable).name, *sys.argv]) if argv is None
+                   else f'python scripts/grasp_reference.py {" ".join(argv)}',
+                   configs={'warm-start': config_to_dict(warm_cfg), 'grpo': config_to_dict(grpo_cfg),
+                            'grpo-alone': config_to_dict(alone_cfg)},
+                   data={'train': f'rag_lib.world.load_world(seed=s, n={warm_cfg.world_questions}) for s in '
+                                  f'{list(warm_cfg.train_worlds)} (other entities than the evaluation world)',
                          'eval': f'load_benchmark("world", n={a.questions}, seed=42, corpus_scope="sample", world_seed=0) '
                                  '(the default chain\'s world sample), greedy decoding, GRASP agent with max_turns='
-                                 f'{turns}'},
-                'stage_times': times, 'cpu_count': os.cpu_count(), 'packages': package_versions(PACKAGES + ('peft',)),
-                'files': {str(p.relative_to(record)): file_sha256(p) for p in files}}
-    atomic_write_text(record / 'manifest.json', json.dumps(to_jsonable(manifest), indent=1))
+                                 f'{turns}'})
     print(f'record: {record.resolve()}')
     return 0
 

@@ -11,10 +11,10 @@ started again with the same arguments (finished stages are read, not rerun). The
 per case and question group with 95% bootstrap intervals), the rows, and `manifest.json` (command, config, wall times,
 load averages, package versions, SHA-256 of every file).
 """
-import argparse, json, os, shutil, sys
+import argparse, json, shutil, sys
 from pathlib import Path
 
-from stage_times import read_times, timed_stage   # scripts/stage_times.py
+from stage_times import read_times, timed_stage, write_manifest   # scripts/stage_times.py
 
 REAL = ('hotpotqa', '2wikimultihopqa', 'musique')
 POLICIES = ('always-yes', 'base', 'reader')
@@ -49,8 +49,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
 
     import pandas as pd
-    from rag_lib.core import atomic_write_text, file_sha256, to_jsonable
-    from rag_lib.pipeline import PACKAGES, markdown_table, package_versions
+    from rag_lib.core import atomic_write_text
+    from rag_lib.pipeline import markdown_table
     from rag_lib.train import SFTConfig, apply_overrides, cast_safetensors, config_to_dict, train_sft
     from rag_lib.train.reader import run_reader_eval
 
@@ -96,16 +96,12 @@ def main(argv=None) -> int:
             df.to_csv(record / f'eval-{label}.csv', index=False)
             atomic_write_text(record / f'eval-{label}.md', markdown_table(df) + '\n')
             print(f'## {label}\n' + markdown_table(df))
-    files = sorted(p for p in record.rglob('*') if p.is_file() and p.name != 'manifest.json')
     cmd = ' '.join(['python', 'scripts/reader_reference.py', *(sys.argv[1:] if argv is None else argv)])
-    manifest = {'command': cmd, 'config': config_to_dict(cfg),
-                'data': {'train': f'rag_lib.world.load_world(seed=s, n={cfg.world_questions}) for s in '
+    write_manifest(record, times, command=cmd, config=config_to_dict(cfg),
+                   data={'train': f'rag_lib.world.load_world(seed=s, n={cfg.world_questions}) for s in '
                                   f'{list(cfg.train_worlds)}',
                          'eval': {label: f'rag_lib.train.heldout({bench!r}, n={n}, seed=42, world={world})'
-                                  for label, bench, world, n in benches}},
-                'stage_times': times, 'cpu_count': os.cpu_count(), 'packages': package_versions(PACKAGES + ('peft',)),
-                'files': {str(p.relative_to(record)): file_sha256(p) for p in files}}
-    atomic_write_text(record / 'manifest.json', json.dumps(to_jsonable(manifest), indent=1))
+                                  for label, bench, world, n in benches}})
     print(f'record: {record.resolve()}')
     return 0
 

@@ -1,5 +1,6 @@
-"""The stage clock of the reference scripts (`grasp_reference.py`, `reader_reference.py`): each stage's wall time
-per session, with the machine's load averages at its start and end, kept in `<runs>/stage_times.json`."""
+"""The stage clock of the reference scripts (`grasp_reference.py`, `reader_reference.py`, `agent_reference.py`): each
+stage's wall time per session, with the machine's load averages at its start and end, kept in
+`<runs>/stage_times.json`; and the manifest those scripts write into their records."""
 import json, os, time
 from pathlib import Path
 
@@ -28,3 +29,15 @@ def timed_stage(runs: Path, times: dict, stage: str, work) -> None:
     rec['seconds'] = round(sum(s['seconds'] for s in rec['sessions']), 1)
     times[stage] = rec
     atomic_write_text(Path(runs) / 'stage_times.json', json.dumps(times, indent=1))
+
+
+def write_manifest(record: Path, times: dict, **fields) -> None:
+    """`record/manifest.json`: `fields` (command, configs, data, ...), then the stage times, the CPU count, the package
+    versions and the SHA-256 of every file of the record."""
+    from rag_lib.core import file_sha256, to_jsonable
+    from rag_lib.pipeline import PACKAGES, package_versions
+    files = sorted(p for p in Path(record).rglob('*') if p.is_file() and p.name != 'manifest.json')
+    manifest = {**fields, 'stage_times': times, 'cpu_count': os.cpu_count(),
+                'packages': package_versions(PACKAGES + ('peft',)),
+                'files': {str(p.relative_to(record)): file_sha256(p) for p in files}}
+    atomic_write_text(Path(record) / 'manifest.json', json.dumps(to_jsonable(manifest), indent=1))
