@@ -65,7 +65,7 @@ def train_sft(cfg: SFTConfig, out: str | Path,
             write_sealed(out / 'teacher.jsonl', examples)
         else:
             trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns,
-                                                agent=cfg.agent)
+                                                agent=cfg.agent, quotes=cfg.teacher_quotes)
             if cfg.dagger_questions:   # the student (init_adapter) rolled out, corrected by the teacher's oracle
                 from rag_lib.train.dagger import dagger_trajectories
                 sample = random.Random(stable_hash([cfg.seed, 'dagger'])).sample(

@@ -19,7 +19,8 @@ from .loop import grasp_agent
 # %% auto #0
 __all__ = ['RELATION_WORDS', 'COMPARED', 'TEACHERS', 'template_ids', 'TeacherBackend', 'Goal', 'teacher_plan', 'compared_fact',
            'comparison_thought', 'plan_thought', 'result_number', 'read_thought', 'own_context', 'PlanTeacher',
-           'GraspTeacher', 'react_agent', 'react_plan', 'ReActTeacher', 'teacher_plans', 'teacher_trajectories']
+           'GraspTeacher', 'react_agent', 'react_plan', 'evidence', 'ReActTeacher', 'teacher_plans',
+           'teacher_trajectories']
 
 # %% ../../nbs/13f_train_teacher.ipynb #e07536d9
 def template_ids(backend: TransformersBackend,  # the backend whose constrained decoder is imitated
@@ -238,16 +239,48 @@ def react_plan(plan: tuple[list[Goal], str, str]) -> tuple[list[Goal], str, str]
     first = replace(goals[0], tool='search', query=bare_title(goals[0].title))
     return [first] + [replace(g, tool='search') for g in goals[1:]], answer, last
 
+def evidence(seen: str, title: str, value: str, before: int = 5, after: int = 3) -> str | None:
+    """The words of the latest results in `seen` that state `value` about paragraph `title`: in the last observation,
+    the sentence of result `title` that names `value`, cut to `before` words before it (and, when fewer than two
+    precede it, `after` words after it: "X established the institute"), as `[n]: "..."`; None when that result does
+    not name it, or `value` is the paragraph's own name (nothing to quote)."""
+    obs = seen.rsplit('Observation:', 1)[-1] if 'Observation:' in seen else ''
+    low = value.lower()
+    if low in title.lower(): return None
+    own = [(n, t) for n, t in re.findall(rf'^\[(\d+)\] {re.escape(title)}: (.*)$', obs, flags=re.M) if low in t.lower()]
+    if not own: return None
+    n, text = own[0]
+    sentence = next((s for s in re.split(r'(?<=[.!?]) ', text) if low in s.lower()), None)
+    if sentence is None: return None
+    m = re.search(rf'((?:\S+\s+){{0,{before}}}){re.escape(value)}\S*', sentence, flags=re.I)
+    if m is None: return None
+    if len(m.group(1).split()) < 2:
+        m = re.search(rf'(?:\S+\s+){{0,{before}}}{re.escape(value)}\S*(?:\s+\S+){{0,{after}}}', sentence, flags=re.I)
+    return f'[{n}]: "{m.group(0)}"'
+
 class ReActTeacher(PlanTeacher):
-    "The script of a `TeacherBackend` acting through the ReAct agent: GRASP plans (`react_plan`), searched, answered."
-    def __init__(self, plans: dict[str, tuple[list[Goal], str, str]]):
+    """The script of a `TeacherBackend` acting through the ReAct agent: GRASP plans (`react_plan`), searched, answered;
+    with `quotes`, a thought that states a fact read in the latest results first quotes them (`evidence`)."""
+    def __init__(self, plans: dict[str, tuple[list[Goal], str, str]], quotes: bool = False):
         super().__init__({k: react_plan(p) for k, p in plans.items()})
+        self.quotes = quotes
 
     def __call__(self, r: Request, ctx: str) -> str:
         goals, answer, last = self.plans[r.key]
         g, seen = self.state.get(r.key, 0), own_context(ctx)
         self.state[r.key] = g + 1
+        if self.quotes and g > 0 and (q := self.quote(goals, g, answer, seen)):
+            if g == len(goals): last = f'{q} {last}'
+            else: goals = goals[:g] + [replace(goals[g], thought=f'{q} {goals[g].thought}')] + goals[g + 1:]
         return self.answer(answer, last, seen) if g == len(goals) else self.search(goals, g, seen)
+
+    @staticmethod
+    def quote(goals: list[Goal], g: int, answer: str, seen: str) -> str | None:
+        """The quote before turn `g`'s thought: goal `g`'s entity (after the last goal, the answer) where the previous
+        goal's paragraph names it: a bridge's hops and answer (a comparison's second entity and options are not in
+        the first one's paragraph, and yes/no is in none)."""
+        value = goals[g].query if g < len(goals) else answer
+        return None if value.lower() in ('yes', 'no') else evidence(seen, goals[g - 1].title, value)
 
 # %% ../../nbs/13f_train_teacher.ipynb #cd0ce863
 TEACHERS = {'grasp': (grasp_agent, GraspTeacher), 'react': (react_agent, ReActTeacher)}   # agent -> (agent, script)
@@ -269,15 +302,17 @@ def teacher_trajectories(backend: TransformersBackend,
                          retrieval, questions: Sequence[Question], max_turns: int,
                          name: str | None = None,  # the agent's name (trajectory keys); None: `agent`
                          agent: str = 'grasp',  # the agent the teacher acts through: 'grasp' or 'react' (`TEACHERS`)
+                         quotes: bool = False,  # react: thoughts quote the results they state (`ReActTeacher`)
                         ) -> tuple[list[Trajectory], dict]:
     "The teacher's trajectories through `agent` that answer right and parse, and counts of what was kept and why not."
     from rag_lib.agents import agent_key
     if agent not in TEACHERS: raise ValueError(f'agent must be one of {tuple(TEACHERS)}, not {agent!r}')
+    if quotes and agent != 'react': raise ValueError(f"quotes are the ReAct teacher's, not {agent!r}'s")
     make_agent, make_script = TEACHERS[agent]
     name = name or agent
     plans, rule_trajs = teacher_plans(retrieval, questions, name)
     planned = [q for q in questions if agent_key(name, q) in plans]
-    teacher = TeacherBackend(backend, make_script(plans))
+    teacher = TeacherBackend(backend, make_script(plans, quotes=True) if quotes else make_script(plans))
     trajs = Runner(make_agent(teacher, retrieval, max_turns, name), teacher, max_live=64, progress=False).run(planned)
     by_id = {q.id: q for q in questions}
     right = [t for t in trajs if t.status == 'answered' and exact_match(t.answer, by_id[t.qid].answers)]
