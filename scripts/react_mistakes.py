@@ -1,10 +1,12 @@
 """Where a ReAct policy's evaluation trajectories first leave the teacher's plan (`train.teacher.react_plan`: one search
 per goal, in order, then the answer), counted by question group and right/wrong, with up to four examples of each
-wrong kind.
+wrong kind. A search that names the wrong entity at a later hop is split by where the entity wanted and the entity
+named stand in the previous observation: the wanted one in result [n] (or nowhere), the named one in that same result
+(the wrong relation of the right paragraph), in another result, or shown nowhere.
 
     python scripts/react_mistakes.py runs/eval-world-9 react-v1 100 9   # folder, policy name, questions, world
 """
-import sys
+import re, sys
 from collections import Counter
 from rag_lib.agents import agent_key, load_trajectories
 from rag_lib.train.evaluate import heldout
@@ -16,7 +18,18 @@ qs, ret = heldout('world', n, world=world)
 trajs = {t.qid: t for t in load_trajectories(f'{folder}/{name}.trajectories.jsonl')}
 rows = {r['qid']: r for r in read_jsonl(f'{folder}/{name}.rows.jsonl')}
 plans, _ = teacher_plans(ret, qs, 'react')
-c, ex = Counter(), {}
+c, ex, hops = Counter(), {}, Counter()
+
+
+def results(observation: str) -> list[str]:
+    "The normalized text of each numbered result ('[n] Title: text') of an observation, in order."
+    return [normalize_text(m) for m in re.findall(r'^\[\d+\] (.*)$', observation, flags=re.M)]
+
+
+def where(entity: str, shown: list[str]) -> int | None:
+    "The index of the first shown result that names `entity` (normalized), None if none does."
+    return next((i for i, r in enumerate(shown) if entity and re.search(rf'\b{re.escape(entity)}\b', r)), None)
+
 for q in qs:
     t, r = trajs[q.id], rows[q.id]
     p = plans.get(agent_key('react', q))
@@ -35,10 +48,21 @@ for q in qs:
                 if a == 'answer' and not right: why = f'step {i}: wrong answer'
                 break
             if a != 'search': why = f'step {i}: {a} instead of search (hop {i})'; break
-            if arg != w: why = f'step {i}: search differs (hop {i})'; break
+            if arg != w:
+                why = f'step {i}: search differs (hop {i})'
+                if i:
+                    shown = results(t.steps[i - 1].observation)
+                    at, named = where(w, shown), where(arg, shown)
+                    wanted = 'wanted ' + ('nowhere' if at is None else f'in [{at + 1}]')
+                    got = 'named ' + ('nowhere' if named is None else 'in the same result' if named == at
+                                      else 'in another result')
+                    hops[(r['group'], 'right' if right else 'wrong', f'hop {i}', wanted, got)] += 1
+                break
     k = (r['group'], 'right' if right else 'wrong', why)
     c[k] += 1; ex.setdefault(k, []).append((q, t, p))
 for k, v in sorted(c.items(), key=str): print(k, v)
+print('== later-hop searches that differ: where the entity wanted and the entity named stand')
+for k, v in sorted(hops.items(), key=str): print('   ', k, v)
 for k, xs in sorted(ex.items(), key=str):
     if k[1] == 'right': continue
     print('==', k)
