@@ -218,7 +218,8 @@ _QWEN3_PREFIX = ('<|im_start|>system\nJudge whether the Document meets the requi
 _QWEN3_SUFFIX = '<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n'
 
 def is_qwen3_reranker(name: str, model_type: str | None = None) -> bool:
-    "Whether cross-encoder `name` (id or path; `model_type` from its config) is a Qwen3 reranker."
+    """Whether cross-encoder `name` (id or path; `model_type` from its config) is a Qwen3 reranker: by its name, or any
+    Qwen3 model (the one kind used as a cross-encoder; `CrossEncoderReranker(qwen3=False)` reads plain pairs)."""
     return 'qwen3-reranker' in name.lower() or model_type == 'qwen3'
 
 def reranker_pairs(query: str, texts: list[str],
@@ -235,11 +236,13 @@ class CrossEncoderReranker:
     """Rerank with a sentence-transformers `CrossEncoder` (model id or path); a Qwen3 reranker reads its pairs in its
     instruction template (`reranker_pairs`)."""
     def __init__(self, model: str, device: str | None = None, batch_size: int = 32, dtype: str = 'float32',
-                 instruction: str | None = None):  # Qwen3 rerankers: the task instruction (None: the model card's)
+                 instruction: str | None = None,  # Qwen3 rerankers: the task instruction (None: the model card's)
+                 qwen3: bool | None = None):  # pairs in the Qwen3 reranker template (None: `is_qwen3_reranker`)
         from sentence_transformers import CrossEncoder
         self.model, self.name, self.batch_size = CrossEncoder(model, device=device, **_dtype_kwargs(dtype)), model, batch_size
         config = getattr(getattr(self.model, 'model', None), 'config', None)
-        self.qwen3, self.instruction = is_qwen3_reranker(model, getattr(config, 'model_type', None)), instruction
+        detected = is_qwen3_reranker(model, getattr(config, 'model_type', None))
+        self.qwen3, self.instruction = detected if qwen3 is None else qwen3, instruction
 
     def score(self, query: str, doc_ids: list[str], texts: list[str]) -> np.ndarray:
         "Relevance of each candidate to `query`, shape (n_candidates,)."

@@ -13,7 +13,8 @@ from ..metrics import exact_match
 from ..llm import Request
 from ..agents import Runner, Trajectory, agent_key
 from .loop import grasp_agent
-from .teacher import PlanTeacher, TeacherBackend, own_context, read_thought, result_number, teacher_plans
+from rag_lib.train.teacher import (PlanTeacher, TeacherBackend, own_context, read_thought, result_line, result_number,
+    teacher_plans)
 
 # %% auto #0
 __all__ = ['GraspOracle', 'output_action', 'same_action', 'first_mistake', 'dagger_trajectories', 'mistake_rows']
@@ -58,8 +59,8 @@ def same_action(seen: str, did: tuple[str, str], want: tuple[str, str]) -> bool:
     if did == want: return True
     if did[0] != 'read_chunk' or want[0] != 'read_chunk': return False
     def title(n: str) -> str | None:
-        m = re.search(rf'^\({re.escape(n)}\) (.+?): ', seen, re.M)
-        return m.group(1) if m else None
+        m = result_line(n=re.escape(n)).search(seen)
+        return m.group(2) if m else None
     return title(did[1]) is not None and title(did[1]) == title(want[1])
 
 def first_mistake(t: Trajectory, plan: tuple, oracle: GraspOracle, decode) -> tuple[int, tuple[str, str]] | None:

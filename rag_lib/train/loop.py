@@ -314,7 +314,8 @@ def train_grpo(cfg: GRPOConfig, out: str | Path,
         t1 = time.perf_counter()
         rewards, adv = score(trajs, qs, retrieval.corpus, reward_cfg, cfg.loss.adv_eps, cfg.loss.norm_adv_by_std)
         totals = torch.tensor([r['total'] for r in rewards]).view(len(qs), cfg.group_size)    # (P, G)
-        spread = (totals.std(1) > 0).repeat_interleave(cfg.group_size)                        # per trajectory
+        varied = totals.std(1) > 0                                                            # per group
+        spread = varied.repeat_interleave(cfg.group_size)                                     # per trajectory
         use = [i for i in range(len(trajs)) if spread[i] or not cfg.drop_flat_groups]
         upd = grpo_update(policy, opt, [trajs[i] for i in use], adv[use], cfg, ref, step)
         backend.clear_cache()                                          # the weights changed: no KV cache may survive
@@ -322,7 +323,7 @@ def train_grpo(cfg: GRPOConfig, out: str | Path,
         rec = {'step': step, 'questions': [q.id for q in qs], 'reward': _mean(rewards, 'total'),
                **{f'reward_{k}': _mean(rewards, k) for k in ('accuracy', 'grounded', 'complementary', 'efficiency')},
                'em': _mean(rewards, 'em'), 'turns': float(np.mean([len(t.steps) for t in trajs])),
-               'groups_with_spread': int((totals.std(1) > 0).sum()), **upd,
+               'groups_with_spread': int(varied.sum()), **upd,
                'rollout_tokens': sum(len(s.output_ids) for t in trajs for s in t.steps),
                'seconds_rollout': round(t1 - t0, 3), 'seconds_update': round(t2 - t1, 3)}
         append_jsonl(out / 'log.jsonl', [rec])

@@ -18,8 +18,8 @@ from .loop import grasp_agent
 
 # %% auto #0
 __all__ = ['RELATION_WORDS', 'COMPARED', 'TEACHERS', 'template_ids', 'TeacherBackend', 'Goal', 'teacher_plan', 'compared_fact',
-           'comparison_thought', 'plan_thought', 'result_number', 'read_thought', 'own_context', 'PlanTeacher',
-           'GraspTeacher', 'react_agent', 'react_plan', 'evidence', 'ReActTeacher', 'teacher_plans',
+           'comparison_thought', 'plan_thought', 'result_line', 'result_number', 'read_thought', 'own_context',
+           'PlanTeacher', 'GraspTeacher', 'react_agent', 'react_plan', 'evidence', 'ReActTeacher', 'teacher_plans',
            'teacher_trajectories']
 
 # %% ../../nbs/13f_train_teacher.ipynb #e07536d9
@@ -171,11 +171,16 @@ def plan_thought(words: Sequence[str], entity: str) -> str:
     whole = ' of the '.join(reversed(words))
     return f'I need the {whole} of {entity}.' + (f' First, the {words[0]} of {entity}.' if len(words) > 1 else '')
 
+def result_line(n: str = r'\d+', title: str = r'.+?') -> re.Pattern:
+    """The pattern of a numbered result line of a GRASP observation, '(n) title: text' (`agents.grasp`), with the
+    number and the title as groups 1 and 2; `n`, `title`: regexes (escape literal ones) the line must have."""
+    return re.compile(rf'^\(({n})\) ({title}): ', re.M)
+
 def result_number(shown: str, title: str) -> int | None:
     """The result to read for paragraph `title`: its first '(n) title: ...' line in the latest observation of `shown`
     that has one (the line a reader of the latest results meets first), or None."""
     for obs in reversed(shown.split('Observation:\n')):
-        if m := re.search(rf'^\((\d+)\) {re.escape(title)}: ', obs, flags=re.M): return int(m.group(1))
+        if m := result_line(title=re.escape(title)).search(obs): return int(m.group(1))
     return None
 
 def read_thought(title: str, n: int) -> str:
