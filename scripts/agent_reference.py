@@ -20,7 +20,8 @@ an earlier record committed; the recipe's `agent` is set for every warm start, i
 
 Without `--test` only the validation world 9 is evaluated: every choice is made there. `--test` adds the test world 0
 and the three real samples: run it once, for the final policies. Started again with the same arguments, every stage
-resumes (finished ones are read, not rerun).
+resumes (finished ones are read, not rerun); finished work the recipe no longer matches (a stage's config, an
+evaluation's turn budget or size) stops the script with one line per item (`stale_work`), never reused silently.
 
 The record gets the evaluated adapters (`<name>-adapter/`, float32: the weights the evaluation ran), each stage's
 config, log and teacher counts (`<name>.config.json`, ...), one table per benchmark (`eval-<benchmark>.md/.csv`: EM
@@ -75,6 +76,30 @@ def benchmarks(test: bool, n: int, n_real: int) -> list[tuple[str, str, int, int
     "(label, benchmark, world, questions) evaluated: the validation world; with `test` the test world and real samples."
     out = [('world-9', 'world', 9, n)]
     if test: out += [('world-0', 'world', 0, n)] + [(b, b, 0, n_real) for b in REAL]
+    return out
+
+
+def stale_work(recipe: dict, cfgs: dict, runs: Path, benches: list, turns: int) -> list[str]:
+    """Why finished work in `runs` is not what the recipe asks (one line each; [] if all is): a finished stage whose run
+    has another config (`train.loop.run_conflict`), or an evaluation whose summary has another agent, benchmark, world,
+    size or turn budget. Finished work is reused, not rerun, so a changed recipe must not reuse it silently."""
+    from rag_lib.train.loop import run_conflict
+    out = []
+    for s in recipe['stages']:
+        d = runs / s['name']
+        if (d / 'adapter' / 'adapter_config.json').exists() and (why := run_conflict(d, cfgs[s['name']].resolved(),
+                                                                                        s['stage'])):
+            out.append(f"stage {s['name']!r}: {why}")
+    for label, bench, world, n in benches:
+        for p in recipe['evaluate']:
+            f = runs / f'eval-{label}' / f'{p}.summary.json'
+            if not f.exists(): continue
+            got = json.loads(f.read_text())
+            want = {'policy': p, 'agent': recipe['agent'], 'benchmark': bench, 'world': world, 'questions': n,
+                    'max_turns': turns}
+            diff = [f'{k} {got.get(k)!r}, not {v!r}' for k, v in want.items() if got.get(k) != v]
+            if diff: out.append(f"{f} was evaluated with {'; '.join(diff)}: delete it (it is evaluated again) or "
+                                'use another --runs')
     return out
 
 
@@ -136,6 +161,10 @@ def main(argv=None) -> int:
     agent, turns = recipe['agent'], recipe.get('max_turns', 8)
     cfgs = {s['name']: stage_config(recipe, s, runs) for s in recipe['stages']}
     benches = benchmarks(a.test, a.questions, a.real_questions)
+    if problems := stale_work(recipe, cfgs, runs, benches, turns):
+        print('scripts/agent_reference.py: finished work differs from the recipe:\n  ' + '\n  '.join(problems),
+              file=sys.stderr)
+        return 2
     times = read_times(runs)
     # stage -> (work, the file a finished stage leaves)
     work = {s['name']: ((lambda s=s: (train_sft if s['stage'] == 'warm-start' else train_grpo)(cfgs[s['name']],

@@ -67,3 +67,37 @@ def test_paired_table_subtracts_per_question():
     assert t.loc['bridge', 'delta_f1'] == 0.5
     assert t.loc['all', 'n'] == 3
     assert (t.loc['all', 'only_a_right'], t.loc['all', 'only_b_right']) == (1, 1)
+
+
+def test_an_evaluation_of_another_budget_is_not_reused(tmp_path):
+    r = ar.read_recipe(recipe(tmp_path))
+    cfgs = {s['name']: ar.stage_config(r, s, tmp_path) for s in r['stages']}
+    ev = tmp_path / 'eval-world-9'; ev.mkdir()
+    summary = {'policy': 'warm', 'agent': 'grasp', 'benchmark': 'world', 'world': 9, 'questions': 100, 'max_turns': 4}
+    (ev / 'warm.summary.json').write_text(json.dumps(summary))
+    problems = ar.stale_work(r, cfgs, tmp_path, ar.benchmarks(False, 100, 50), 8)
+    assert problems == [f"{ev / 'warm.summary.json'} was evaluated with max_turns 4, not 8: delete it (it is evaluated "
+                        'again) or use another --runs']
+
+
+def test_a_finished_stage_of_another_config_is_not_reused(tmp_path):
+    from rag_lib.train.loop import start_run
+    r = ar.read_recipe(recipe(tmp_path))
+    cfgs = {s['name']: ar.stage_config(r, s, tmp_path) for s in r['stages']}
+    out = tmp_path / 'warm'
+    start_run(out, ar.stage_config(r, {**r['stages'][0], 'set': {'lr': 0.01}}, tmp_path).resolved(), 'warm-start')
+    (out / 'log.jsonl').write_text('{"step": 0}\n')
+    (out / 'adapter').mkdir(); (out / 'adapter' / 'adapter_config.json').write_text('{}')
+    problems = ar.stale_work(r, cfgs, tmp_path, ar.benchmarks(False, 100, 50), 8)
+    assert len(problems) == 1 and problems[0].startswith("stage 'warm': ") and "'lr'" in problems[0]
+
+
+def test_work_the_recipe_asks_for_is_reused(tmp_path):
+    r = ar.read_recipe(recipe(tmp_path))
+    cfgs = {s['name']: ar.stage_config(r, s, tmp_path) for s in r['stages']}
+    out = tmp_path / 'warm'
+    from rag_lib.train.loop import start_run
+    start_run(out, cfgs['warm'].resolved(), 'warm-start')
+    (out / 'log.jsonl').write_text('{"step": 0}\n')
+    (out / 'adapter').mkdir(); (out / 'adapter' / 'adapter_config.json').write_text('{}')
+    assert ar.stale_work(r, cfgs, tmp_path, ar.benchmarks(False, 100, 50), 8) == []
