@@ -80,14 +80,19 @@ def test_an_evaluation_of_another_budget_is_not_reused(tmp_path):
                         'again) or use another --runs']
 
 
-def test_a_finished_stage_of_another_config_is_not_reused(tmp_path):
+
+def finished_stage(out: Path, cfg) -> None:
+    "A stage run folder as a finished run of `cfg` leaves it: its config, a logged update, an adapter."
     from rag_lib.train.loop import start_run
-    r = ar.read_recipe(recipe(tmp_path))
-    cfgs = {s['name']: ar.stage_config(r, s, tmp_path) for s in r['stages']}
-    out = tmp_path / 'warm'
-    start_run(out, ar.stage_config(r, {**r['stages'][0], 'set': {'lr': 0.01}}, tmp_path).resolved(), 'warm-start')
+    start_run(out, cfg.resolved(), 'warm-start')
     (out / 'log.jsonl').write_text('{"step": 0}\n')
     (out / 'adapter').mkdir(); (out / 'adapter' / 'adapter_config.json').write_text('{}')
+
+
+def test_a_finished_stage_of_another_config_is_not_reused(tmp_path):
+    r = ar.read_recipe(recipe(tmp_path))
+    cfgs = {s['name']: ar.stage_config(r, s, tmp_path) for s in r['stages']}
+    finished_stage(tmp_path / 'warm', ar.stage_config(r, {**r['stages'][0], 'set': {'lr': 0.01}}, tmp_path))
     problems = ar.stale_work(r, cfgs, tmp_path, ar.benchmarks(False, 100, 50), 8)
     assert len(problems) == 1 and problems[0].startswith("stage 'warm': ") and "'lr'" in problems[0]
 
@@ -95,9 +100,5 @@ def test_a_finished_stage_of_another_config_is_not_reused(tmp_path):
 def test_work_the_recipe_asks_for_is_reused(tmp_path):
     r = ar.read_recipe(recipe(tmp_path))
     cfgs = {s['name']: ar.stage_config(r, s, tmp_path) for s in r['stages']}
-    out = tmp_path / 'warm'
-    from rag_lib.train.loop import start_run
-    start_run(out, cfgs['warm'].resolved(), 'warm-start')
-    (out / 'log.jsonl').write_text('{"step": 0}\n')
-    (out / 'adapter').mkdir(); (out / 'adapter' / 'adapter_config.json').write_text('{}')
+    finished_stage(tmp_path / 'warm', cfgs['warm'])
     assert ar.stale_work(r, cfgs, tmp_path, ar.benchmarks(False, 100, 50), 8) == []
