@@ -10,7 +10,7 @@ import re, sys
 from collections import Counter
 from rag_lib.agents import agent_key, load_trajectories
 from rag_lib.train.evaluate import heldout
-from rag_lib.train.teacher import teacher_plans, react_plan
+from rag_lib.train.teacher import teacher_plans, react_plan, react_results
 from rag_lib.data import normalize_text
 from rag_lib.core import read_jsonl
 folder, name, n, world = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -23,7 +23,7 @@ c, ex, hops = Counter(), {}, Counter()
 
 def results(observation: str) -> list[str]:
     "The normalized text of each numbered result ('[n] Title: text') of an observation, in order."
-    return [normalize_text(m) for m in re.findall(r'^\[\d+\] (.*)$', observation, flags=re.M)]
+    return [normalize_text(line) for _, line in react_results(observation)]
 
 
 def where(entity: str, shown: list[str]) -> int | None:

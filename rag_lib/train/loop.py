@@ -221,10 +221,13 @@ EXTENDABLE = {'warm-start': 'epochs', 'grpo': 'steps'}   # the field a run may b
 def _record(cfg, stage: str) -> dict:
     return json.loads(json.dumps({'stage': stage, 'config': config_to_dict(cfg)}))
 
+def _free(stage: str) -> tuple[str, str | None]:
+    "The config fields a resumed run may change: threads, and the field it may grow (`EXTENDABLE`)."
+    return 'threads', EXTENDABLE.get(stage)
+
 def _same(old: dict, rec: dict, stage: str) -> bool:
-    "Whether run records `old` and `rec` differ at most in threads and in the field a run may grow (`EXTENDABLE`)."
-    what = lambda r: {**r, 'config': {k: v for k, v in r.get('config', {}).items()
-                                      if k not in ('threads', EXTENDABLE.get(stage))}}
+    "Whether run records `old` and `rec` differ at most in the fields a resumed run may change (`_free`)."
+    what = lambda r: {**r, 'config': {k: v for k, v in r.get('config', {}).items() if k not in _free(stage)}}
     return what(old) == what(rec)
 
 def _old_record(f: Path, cfg) -> dict:
@@ -244,7 +247,7 @@ def run_conflict(out: Path, cfg, stage: str) -> str | None:
     old, rec = _old_record(f, cfg), _record(cfg, stage)
     if not _same(old, rec, stage):
         diff = sorted(k for k in set(old.get('config', {})) | set(rec['config'])
-                      if old.get('config', {}).get(k) != rec['config'].get(k))
+                      if old.get('config', {}).get(k) != rec['config'].get(k) and k not in _free(stage))
         return (f'{out} holds a {old.get("stage")} run with another config (differs in {diff or ["stage"]}); '
                 'resume it with the same config or use a new folder')
     was, now = old['config'].get(grow), rec['config'].get(grow)

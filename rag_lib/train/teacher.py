@@ -19,8 +19,8 @@ from .loop import grasp_agent
 # %% auto #0
 __all__ = ['RELATION_WORDS', 'COMPARED', 'TEACHERS', 'template_ids', 'TeacherBackend', 'Goal', 'teacher_plan', 'compared_fact',
            'comparison_thought', 'plan_thought', 'result_line', 'result_number', 'read_thought', 'own_context',
-           'PlanTeacher', 'GraspTeacher', 'react_agent', 'react_plan', 'evidence', 'ReActTeacher', 'teacher_plans',
-           'teacher_trajectories']
+           'PlanTeacher', 'GraspTeacher', 'react_agent', 'react_plan', 'react_results', 'evidence', 'ReActTeacher',
+           'teacher_plans', 'teacher_trajectories']
 
 # %% ../../nbs/13f_train_teacher.ipynb #e07536d9
 def template_ids(backend: TransformersBackend,  # the backend whose constrained decoder is imitated
@@ -244,6 +244,10 @@ def react_plan(plan: tuple[list[Goal], str, str]) -> tuple[list[Goal], str, str]
     first = replace(goals[0], tool='search', query=bare_title(goals[0].title))
     return [first] + [replace(g, tool='search') for g in goals[1:]], answer, last
 
+def react_results(observation: str) -> list[tuple[int, str]]:
+    "The number and the 'title: text' of each numbered result line '[n] title: text' of a ReAct observation, in order."
+    return [(int(n), line) for n, line in re.findall(r'^\[(\d+)\] (.*)$', observation, flags=re.M)]
+
 def evidence(seen: str, title: str, value: str, before: int = 5, after: int = 3) -> str | None:
     """The words of the latest results in `seen` that state `value` about paragraph `title`: in the last observation,
     the sentence of result `title` that names `value`, cut to `before` words before it (and, when fewer than two
@@ -252,7 +256,9 @@ def evidence(seen: str, title: str, value: str, before: int = 5, after: int = 3)
     obs = seen.rsplit('Observation:', 1)[-1] if 'Observation:' in seen else ''
     low = value.lower()
     if low in title.lower(): return None
-    own = [(n, t) for n, t in re.findall(rf'^\[(\d+)\] {re.escape(title)}: (.*)$', obs, flags=re.M) if low in t.lower()]
+    head = f'{title}: '
+    own = [(n, line[len(head):]) for n, line in react_results(obs) if line.startswith(head)]
+    own = [(n, text) for n, text in own if low in text.lower()]
     if not own: return None
     n, text = own[0]
     sentence = next((s for s in re.split(r'(?<=[.!?]) ', text) if low in s.lower()), None)
