@@ -167,8 +167,8 @@ class SFTConfig(StageConfig):
     ORDER: ClassVar[tuple] = (
         'epochs', 'batch_size', 'lr', 'betas', 'weight_decay', 'warmup_steps', 'grad_clip', 'model', 'init_adapter',
         'lora_rank', 'lora_alpha', 'lora_targets', 'lora_layers', 'agent', 'reader_cases', 'dagger_questions',
-        'teacher_quotes', 'max_turns', 'train_worlds', 'world_questions', 'seed', 'micro_batch', 'checkpoint_every',
-        'threads', 'compute_dtype', 'bf16_min_rows')
+        'teacher_quotes', 'comparison_steps', 'max_turns', 'train_worlds', 'world_questions', 'seed', 'micro_batch',
+        'checkpoint_every', 'threads', 'compute_dtype', 'bf16_min_rows')
     epochs: int = field(default=2, metadata={'help': 'passes over the teacher trajectories'})
     batch_size: int = field(default=16, metadata={'help': 'trajectories per optimizer update'})
     agent: str = field(default='grasp', metadata={'choices': SFT_AGENTS, 'help':
@@ -188,6 +188,10 @@ class SFTConfig(StageConfig):
         "agent=react: each thought that states a fact read in the latest results first quotes the words of the result "
         "that state it ('[1]: \"a film studio founded by X\" The founder of ... is X. ...'; "
         '`train.teacher.evidence`); measured worse than without on one epoch (react-smollm2 record, round 2)'})
+    comparison_steps: bool = field(default=False, metadata={'help':
+        "agent=grasp or react: a comparison's last thought writes the comparison out after both facts: 'The earlier "
+        "year is 1864.' (the action then names that year's entity) or 'They match.'/'They differ.' before the "
+        "yes/no answer (`train.teacher.comparison_thought`); the teacher's and DAgger's oracle's alike"})
     lr: float = field(default=3e-4, metadata={'help': 'AdamW learning rate (a usual LoRA rate)'})
     weight_decay: float = field(default=0.0, metadata={'help': 'AdamW weight decay'})
     warmup_steps: int = field(default=2, metadata={'help': 'linear learning-rate warmup, in optimizer updates'})
@@ -205,6 +209,9 @@ class SFTConfig(StageConfig):
             raise ValueError(f'SFTConfig.dagger_questions must be >= 0, not {self.dagger_questions}')
         if self.dagger_questions and (self.init_adapter is None or self.agent != 'grasp'):
             raise ValueError('SFTConfig.dagger_questions needs init_adapter (the student rolled out) and agent=grasp')
+        if self.comparison_steps and self.agent == 'reader':
+            raise ValueError("SFTConfig.comparison_steps is the agents' teacher's (agent=grasp or react), "
+                             "not the reader's")
         if self.teacher_quotes and self.agent != 'react':
             raise ValueError(f'SFTConfig.teacher_quotes is the ReAct teacher\'s (agent=react), not {self.agent!r}\'s')
         if self.init_adapter is not None and self.lora_rank is None:

@@ -78,10 +78,11 @@ def dagger_trajectories(student,  # the student's backend (generates greedily)
                         name: str = 'dagger',  # the agent's name (trajectory keys: apart from the teacher's)
                         max_live: int = 16,
                         log=None,  # the student's rollouts, sealed (a rerun reads the finished ones)
+                        comparison_steps: bool = False,  # the oracle's comparisons compare (`comparison_thought`)
                         ) -> tuple[list[Trajectory], dict]:
     """The student's greedy GRASP rollouts on `questions`, each corrected from its first mistake by the oracle
     (`replayed` student steps, then the oracle's); those that answer right and parse, and counts."""
-    plans, _ = teacher_plans(retrieval, questions, name)
+    plans, _ = teacher_plans(retrieval, questions, name, comparison_steps)
     planned = [q for q in questions if agent_key(name, q) in plans]
     oracle = GraspOracle(plans)
     rolled = Runner(grasp_agent(student, retrieval, max_turns, name), student, max_live=max_live, log=log,

@@ -65,14 +65,16 @@ def train_sft(cfg: SFTConfig, out: str | Path,
             write_sealed(out / 'teacher.jsonl', examples)
         else:
             trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns,
-                                                agent=cfg.agent, quotes=cfg.teacher_quotes)
+                                                agent=cfg.agent, quotes=cfg.teacher_quotes,
+                                                comparison_steps=cfg.comparison_steps)
             if cfg.dagger_questions:   # the student (init_adapter) rolled out, corrected by the teacher's oracle
                 from rag_lib.train.dagger import dagger_trajectories
                 sample = random.Random(stable_hash([cfg.seed, 'dagger'])).sample(
                     questions, min(cfg.dagger_questions, len(questions)))
                 fixed, stats['dagger'] = dagger_trajectories(policy.backend(cfg.threads), policy.backend(cfg.threads),
                                                              retrieval, sample, cfg.max_turns,
-                                                             log=out / 'dagger-rollouts.jsonl')
+                                                             log=out / 'dagger-rollouts.jsonl',
+                                                             comparison_steps=cfg.comparison_steps)
                 trajs = trajs + fixed
             save_trajectories(out / 'teacher.jsonl', trajs)
         atomic_write_text(out / 'teacher.json',

@@ -89,7 +89,9 @@ RELATION_WORDS = {'creator': 'creator', 'publisher': 'publisher', 'founder': 'fo
                   'hq': 'headquarters', 'birthplace': 'birthplace', 'country': 'country', 'river': 'river',
                   'birth year': 'birth year', 'founding year': 'founding year'}
 
-def teacher_plan(q: Question, rule_traj: Trajectory, rule) -> tuple[list[Goal], str, str] | None:
+def teacher_plan(q: Question, rule_traj: Trajectory, rule,
+                 comparison_steps: bool = False,  # a comparison's last thought compares (`comparison_thought`)
+                 ) -> tuple[list[Goal], str, str] | None:
     "The GRASP plan (goals, answer, last thought) of the rule policy's `rule_traj` for `q`; None: wrong or no walk."
     from rag_lib.baselines import OPTIONS_PATTERN, YES_NO_START, bare_title, relation_chain, stems
     from rag_lib.data import mentions, normalize_text
@@ -107,7 +109,8 @@ def teacher_plan(q: Question, rule_traj: Trajectory, rule) -> tuple[list[Goal], 
         return ([Goal('semantic_search', query, a, f'I need information about {bare_title(a)} and {bare_title(b)}.'),
                  Goal('keyword_search', bare_title(b), b, f'Now I need information about {bare_title(b)}.')],
                 rule_traj.answer, comparison_thought(text, rule_traj.answer, [
-                    (bare_title(t), compared_fact(text, next(d for d in pos if title(d) == t), rule)) for t in (a, b)]))
+                    (bare_title(t), compared_fact(text, next(d for d in pos if title(d) == t), rule)) for t in (a, b)],
+                    steps=comparison_steps))
     chain = relation_chain(text)
     first = [d for d in rule_traj.steps[0].shown if mentions(text, bare_title(title(d)))]
     if not chain or not first: return None
@@ -151,9 +154,12 @@ def compared_fact(question: str, d: str, rule) -> tuple[str, str] | None:
 
 def comparison_thought(question: str, answer: str,
                        facts: Sequence[tuple[str, tuple[str, str] | None]],  # (entity, `compared_fact`) for both
+                       steps: bool = False,  # the comparison written out: the earlier year, or whether they match
                        ) -> str:
     """The last thought of a comparison plan: each entity's compared fact, then the answer, when the facts agree with
-    it (the earlier year; equal values for yes); else only 'The answer is ...'."""
+    it (the earlier year; equal values for yes); else only 'The answer is ...'. With `steps`, the comparison itself
+    is written before the answer: 'The earlier year is 1864.' (in place of the answer sentence, which would not fit
+    the thought's tokens; the action names the entity of that year), or 'They match.'/'They differ.'"""
     from rag_lib.data import normalize_text
     plain = f'The answer is {answer}.'
     (a, fa), (b, fb) = facts
@@ -161,9 +167,11 @@ def comparison_thought(question: str, answer: str,
     va, vb = fa[1], fb[1]
     if fa[0] == 'year':
         if va == vb or normalize_text(answer) != normalize_text(a if int(va) < int(vb) else b): return plain
-    elif (normalize_text(va) == normalize_text(vb)) != (normalize_text(answer) == 'yes'): return plain
+    elif (va_is_vb := normalize_text(va) == normalize_text(vb)) != (normalize_text(answer) == 'yes'): return plain
     say = (lambda e, v: f'{e} is {"an" if v[:1] in "aeiou" else "a"} {v}.') if fa[0] == 'is' else \
           (lambda e, v: f'The {fa[0]} of {e} is {v}.')
+    if steps and fa[0] == 'year': return f'{say(a, va)} {say(b, vb)} The earlier year is {min(va, vb, key=int)}.'
+    if steps: return f'{say(a, va)} {say(b, vb)} They {"match" if va_is_vb else "differ"}. {plain}'
     return f'{say(a, va)} {say(b, vb)} {plain}'
 
 def plan_thought(words: Sequence[str], entity: str) -> str:
@@ -298,6 +306,7 @@ TEACHERS = {'grasp': (grasp_agent, GraspTeacher), 'react': (react_agent, ReActTe
 
 def teacher_plans(retrieval, questions: Sequence[Question],
                   name: str,  # the agent's name: the plans are keyed by its trajectory keys (`agents.agent_key`)
+                  comparison_steps: bool = False,  # a comparison's last thought compares (`comparison_thought`)
                   ) -> tuple[dict[str, tuple[list[Goal], str, str]], list[Trajectory]]:
     "The plan of each question the rule policy answers right (`teacher_plan`), by trajectory key; the rule's walks."
     from rag_lib.agents import agent_key
@@ -305,7 +314,7 @@ def teacher_plans(retrieval, questions: Sequence[Question],
     rule = RulePolicy(retrieval)
     rule_trajs = Runner(rule, None, max_live=max(1, len(questions)), progress=False).run(questions)
     plans = {agent_key(name, q): p for q, t in zip(questions, rule_trajs)
-             if (p := teacher_plan(q, t, rule)) is not None}
+             if (p := teacher_plan(q, t, rule, comparison_steps)) is not None}
     return plans, rule_trajs
 
 def teacher_trajectories(backend: TransformersBackend,
@@ -314,6 +323,7 @@ def teacher_trajectories(backend: TransformersBackend,
                          name: str | None = None,  # the agent's name (trajectory keys); None: `agent`
                          agent: str = 'grasp',  # the agent the teacher acts through: 'grasp' or 'react' (`TEACHERS`)
                          quotes: bool = False,  # react: thoughts quote the results they state (`ReActTeacher`)
+                         comparison_steps: bool = False,  # a comparison's last thought compares (`comparison_thought`)
                         ) -> tuple[list[Trajectory], dict]:
     "The teacher's trajectories through `agent` that answer right and parse, and counts of what was kept and why not."
     from rag_lib.agents import agent_key
@@ -321,7 +331,7 @@ def teacher_trajectories(backend: TransformersBackend,
     if quotes and agent != 'react': raise ValueError(f"quotes are the ReAct teacher's, not {agent!r}'s")
     make_agent, make_script = TEACHERS[agent]
     name = name or agent
-    plans, rule_trajs = teacher_plans(retrieval, questions, name)
+    plans, rule_trajs = teacher_plans(retrieval, questions, name, comparison_steps)
     planned = [q for q in questions if agent_key(name, q) in plans]
     teacher = TeacherBackend(backend, make_script(plans, quotes=True) if quotes else make_script(plans))
     trajs = Runner(make_agent(teacher, retrieval, max_turns, name), teacher, max_live=64, progress=False).run(planned)
