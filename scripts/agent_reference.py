@@ -3,7 +3,7 @@ order (warm starts, DAgger rounds, GRPO with GRASP's or the answer-only reward),
 beside an always-"yes" answerer and the rule policy, and paired differences between them; writes the committed record.
 
     python scripts/agent_reference.py configs/reference/grasp-smollm2.json [--runs runs] [--test]
-        [--questions 100] [--real-questions 50] [--threads N] [--record DIR] [--only STAGE ...]
+        [--questions 100] [--real-questions 50] [--threads N] [--record DIR] [--from-record] [--only STAGE ...]
 
 A recipe (JSON) names the record, the agent and its turn budget, the stages, the policies evaluated and the pairs
 compared:
@@ -16,12 +16,16 @@ compared:
 
 A stage runs `python -m rag_lib.train --stage <stage> --out <runs>/<name> --set ...` in this process; `init` starts it
 from an earlier stage's adapter (`init_adapter=<runs>/<init>/adapter`) or, given a path (with a '/'), from an adapter
-an earlier record committed; the recipe's `agent` is set for every warm start, its `max_turns` for every stage.
+an earlier record committed; the recipe's `agent` is set for every warm start, its `max_turns` and `compute_dtype`
+(default "auto": bf16 where this CPU gains from it, `core.resolve_compute`) for every stage that sets none of its own;
+an evaluation always runs at the recipe's.
 
 Without `--test` only the validation world 9 is evaluated: every choice is made there. `--test` adds the test world 0
 and the three real samples: run it once, for the final policies. Started again with the same arguments, every stage
 resumes (finished ones are read, not rerun); finished work the recipe no longer matches (a stage's config, an
 evaluation's turn budget or size) stops the script with one line per item (`stale_work`), never reused silently.
+`--from-record` first fills `--runs` from the committed record where it lacks the work (`seed_runs`), so a fresh clone
+adds a stage or an evaluation without retraining the stages before it.
 
 The record gets the evaluated adapters (`<name>-adapter/`, float32: the weights the evaluation ran), each stage's
 config, log and teacher counts (`<name>.config.json`, ...), one table per benchmark (`eval-<benchmark>.md/.csv`: EM
@@ -67,6 +71,7 @@ def stage_config(recipe: dict, stage: dict, runs: Path):
     sets = {k: v if isinstance(v, str) else json.dumps(v) for k, v in stage.get('set', {}).items()}
     if stage['stage'] == 'warm-start': sets = {'agent': recipe['agent'], **sets}
     sets.setdefault('max_turns', str(recipe.get('max_turns', 8)))
+    sets.setdefault('compute_dtype', recipe.get('compute_dtype', 'auto'))
     if init := stage.get('init'): sets['init_adapter'] = init if '/' in init else str(runs / init / 'adapter')
     base = SFTConfig() if stage['stage'] == 'warm-start' else GRPOConfig()
     return apply_overrides(base, sets, where=f"recipe stage {stage['name']!r}")
@@ -82,8 +87,11 @@ def benchmarks(test: bool, n: int, n_real: int) -> list[tuple[str, str, int, int
 def stale_work(recipe: dict, cfgs: dict, runs: Path, benches: list, turns: int) -> list[str]:
     """Why finished work in `runs` is not what the recipe asks (one line each; [] if all is): a finished stage whose run
     has another config (`train.loop.run_conflict`), or an evaluation whose summary has another agent, benchmark, world,
-    size or turn budget. Finished work is reused, not rerun, so a changed recipe must not reuse it silently."""
+    size, turn budget or compute dtype (the recipe's, resolved on this machine). Finished work is reused, not rerun, so
+    a changed recipe must not reuse it silently."""
+    from rag_lib.core import resolve_compute
     from rag_lib.train.loop import run_conflict
+    dtype = resolve_compute(recipe.get('compute_dtype', 'auto'))[0]
     out = []
     for s in recipe['stages']:
         d = runs / s['name']
@@ -96,10 +104,45 @@ def stale_work(recipe: dict, cfgs: dict, runs: Path, benches: list, turns: int) 
             if not f.exists(): continue
             got = json.loads(f.read_text())
             want = {'policy': p, 'agent': recipe['agent'], 'benchmark': bench, 'world': world, 'questions': n,
-                    'max_turns': turns}
+                    'max_turns': turns, 'compute_dtype': dtype}
             diff = [f'{k} {got.get(k)!r}, not {v!r}' for k, v in want.items() if got.get(k) != v]
             if diff: out.append(f"{f} was evaluated with {'; '.join(diff)}: delete it (it is evaluated again) or "
                                 'use another --runs')
+    return out
+
+
+def seed_runs(recipe: dict, record: Path, runs: Path, benches: list) -> list[str]:
+    """Fill `runs` from the committed `record` where it lacks the work (one line per item seeded): a stage the record
+    holds the adapter of (`<name>-adapter/`, with `<name>.config.json`, its log and teacher counts) becomes a finished
+    run, an evaluation the record holds becomes a finished evaluation, and the record's stage times are kept. A fresh
+    clone then adds a stage or an evaluation without retraining the stages before it; `stale_work` still checks every
+    seeded config and summary against the recipe."""
+    from rag_lib.core import atomic_write_text
+    out = []
+    for s in recipe['stages']:
+        n, d = s['name'], runs / s['name']
+        src = record / f'{n}-adapter'
+        if (d / 'adapter' / 'adapter_config.json').exists() or not (src / 'adapter_config.json').exists(): continue
+        if not (record / f'{n}.config.json').exists(): continue
+        d.mkdir(parents=True, exist_ok=True)
+        for f in ('config.json', 'log.jsonl', 'teacher.json'):
+            if (record / f'{n}.{f}').exists(): shutil.copyfile(record / f'{n}.{f}', d / f)
+        shutil.copytree(src, d / 'adapter', dirs_exist_ok=True)
+        out.append(f'stage {n!r}: {src} -> {d}')
+    for label, *_ in benches:
+        for p in recipe['evaluate']:
+            ev = runs / f'eval-{label}'
+            got = [record / f'eval-{label}-{p}.{f}' for f in ('rows.jsonl', 'summary.json', 'trajectories.jsonl')]
+            if (ev / f'{p}.summary.json').exists() or not all(f.exists() for f in got): continue
+            ev.mkdir(parents=True, exist_ok=True)
+            for f in got: shutil.copyfile(f, ev / f'{p}.{f.name.split(".", 1)[1]}')
+            out.append(f'evaluation {p!r} on {label}: {record} -> {ev}')
+    if (m := record / 'manifest.json').exists():
+        times, kept = read_times(runs), json.loads(m.read_text()).get('stage_times', {})
+        mine = {s['name'] for s in recipe['stages']} | {f'eval-{b[0]}-{p}' for b in benches for p in recipe['evaluate']}
+        if new := {k: v for k, v in kept.items() if k in mine and k not in times}:
+            atomic_write_text(runs / 'stage_times.json', json.dumps({**times, **new}, indent=1))
+            out.append(f'stage times of {sorted(new)}')
     return out
 
 
@@ -145,6 +188,9 @@ def main(argv=None) -> int:
     ap.add_argument('--real-questions', type=int, default=50, help='questions of each real sample evaluated (--test)')
     ap.add_argument('--test', action='store_true', help='also the test world and the real samples: once, at the end')
     ap.add_argument('--threads', type=int, default=None, help='torch threads of the evaluations')
+    ap.add_argument('--from-record', action='store_true',
+                    help="first seed --runs from the committed record where it lacks the work (adapters, configs, "
+                         "logs, evaluations, times): a fresh clone adds a stage without retraining the ones before it")
     ap.add_argument('--only', nargs='*', default=None, help='run only these stages (the record is written anyway)')
     a = ap.parse_args(argv)
     try: recipe = read_recipe(Path(a.recipe))
@@ -161,6 +207,8 @@ def main(argv=None) -> int:
     agent, turns = recipe['agent'], recipe.get('max_turns', 8)
     cfgs = {s['name']: stage_config(recipe, s, runs) for s in recipe['stages']}
     benches = benchmarks(a.test, a.questions, a.real_questions)
+    if a.from_record:
+        for line in seed_runs(recipe, record, runs, benches): print(f'seeded from the record: {line}')
     if problems := stale_work(recipe, cfgs, runs, benches, turns):
         print('scripts/agent_reference.py: finished work differs from the recipe:\n  ' + '\n  '.join(problems),
               file=sys.stderr)
@@ -174,7 +222,8 @@ def main(argv=None) -> int:
         for p in recipe['evaluate']:
             out = runs / f'eval-{label}'
             work[f'eval-{label}-{p}'] = (lambda out=out, p=p, bench=bench, world=world, n=n: run_eval(
-                out, str(runs / p), p, n, turns, a.threads, world=world, agent=agent, benchmark=bench),
+                out, str(runs / p), p, n, turns, a.threads, world=world, agent=agent, benchmark=bench,
+                compute_dtype=recipe.get('compute_dtype', 'auto')),
                 out / f'{p}.summary.json')
     for stage, (job, done) in work.items():
         if (a.only is not None and stage not in a.only) or done.exists(): continue

@@ -1,6 +1,7 @@
 """scripts/agent_reference.py: the committed recipes parse into the configs their runs were started with, a broken
-recipe is refused with the field named, and the paired table subtracts per question."""
-import json, sys
+recipe is refused with the field named, the paired table subtracts per question, and a committed record seeds a fresh
+runs folder."""
+import json, shutil, sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import agent_reference as ar  # noqa: E402
 
 
 def recipe(tmp_path, **kw) -> Path:
-    r = {'record': 'x', 'agent': 'grasp', 'max_turns': 8,
+    r = {'record': 'x', 'agent': 'grasp', 'max_turns': 8, 'compute_dtype': 'float32',
          'stages': [{'name': 'warm', 'stage': 'warm-start', 'set': {'train_worlds': [1, 2], 'lr': 0.001}},
                     {'name': 'grpo', 'stage': 'grpo', 'init': 'warm', 'set': {'steps': 20, 'drop_flat_groups': True}}],
          'evaluate': ['warm', 'grpo'], 'pairs': [['grpo', 'warm']], **kw}
@@ -24,7 +25,7 @@ def test_committed_recipes_parse(path):
     r = ar.read_recipe(path)
     for s in r['stages']:
         cfg = ar.stage_config(r, s, Path('runs'))
-        assert cfg.max_turns == r['max_turns']
+        assert cfg.max_turns == int(s.get('set', {}).get('max_turns', r['max_turns']))
 
 
 def test_stage_configs(tmp_path):
@@ -69,15 +70,18 @@ def test_paired_table_subtracts_per_question():
     assert (t.loc['all', 'only_a_right'], t.loc['all', 'only_b_right']) == (1, 1)
 
 
-def test_an_evaluation_of_another_budget_is_not_reused(tmp_path):
+@pytest.mark.parametrize('field, value, words', [
+    ('max_turns', 4, 'max_turns 4, not 8'), ('compute_dtype', 'bfloat16', "compute_dtype 'bfloat16', not 'float32'")])
+def test_an_evaluation_of_another_budget_is_not_reused(tmp_path, field, value, words):
     r = ar.read_recipe(recipe(tmp_path))
     cfgs = {s['name']: ar.stage_config(r, s, tmp_path) for s in r['stages']}
     ev = tmp_path / 'eval-world-9'; ev.mkdir()
-    summary = {'policy': 'warm', 'agent': 'grasp', 'benchmark': 'world', 'world': 9, 'questions': 100, 'max_turns': 4}
+    summary = {'policy': 'warm', 'agent': 'grasp', 'benchmark': 'world', 'world': 9, 'questions': 100, 'max_turns': 8,
+               'compute_dtype': 'float32', field: value}
     (ev / 'warm.summary.json').write_text(json.dumps(summary))
     problems = ar.stale_work(r, cfgs, tmp_path, ar.benchmarks(False, 100, 50), 8)
-    assert problems == [f"{ev / 'warm.summary.json'} was evaluated with max_turns 4, not 8: delete it (it is evaluated "
-                        'again) or use another --runs']
+    assert problems == [f"{ev / 'warm.summary.json'} was evaluated with {words}: delete it (it is evaluated again) or "
+                        'use another --runs']
 
 
 
@@ -102,3 +106,41 @@ def test_work_the_recipe_asks_for_is_reused(tmp_path):
     cfgs = {s['name']: ar.stage_config(r, s, tmp_path) for s in r['stages']}
     finished_stage(tmp_path / 'warm', cfgs['warm'])
     assert ar.stale_work(r, cfgs, tmp_path, ar.benchmarks(False, 100, 50), 8) == []
+
+
+def record_of(tmp_path, r, cfgs) -> Path:
+    "A committed record as the script writes it, of a finished 'warm' stage and its evaluation on world 9."
+    finished_stage(tmp_path / 'old' / 'warm', cfgs['warm'])
+    rec = tmp_path / 'record'; rec.mkdir()
+    shutil.copytree(tmp_path / 'old' / 'warm' / 'adapter', rec / 'warm-adapter')
+    for f in ('config.json', 'log.jsonl'): shutil.copyfile(tmp_path / 'old' / 'warm' / f, rec / f'warm.{f}')
+    summary = {'policy': 'warm', 'agent': 'grasp', 'benchmark': 'world', 'world': 9, 'questions': 100, 'max_turns': 8,
+               'compute_dtype': 'float32'}
+    (rec / 'eval-world-9-warm.summary.json').write_text(json.dumps(summary))
+    for f in ('rows', 'trajectories'): (rec / f'eval-world-9-warm.{f}.jsonl').write_text('{}\n')
+    (rec / 'manifest.json').write_text(json.dumps({'stage_times': {'warm': {'seconds': 5.0, 'sessions': []}}}))
+    return rec
+
+
+def test_a_record_seeds_a_fresh_runs_folder(tmp_path):
+    r = ar.read_recipe(recipe(tmp_path))
+    runs = tmp_path / 'runs'
+    cfgs = {s['name']: ar.stage_config(r, s, runs) for s in r['stages']}
+    seeded = ar.seed_runs(r, record_of(tmp_path, r, cfgs), runs, ar.benchmarks(False, 100, 50))
+    assert len(seeded) == 3   # the warm stage, its evaluation, the stage times; grpo is not in the record
+    assert (runs / 'warm' / 'adapter' / 'adapter_config.json').exists()
+    assert (runs / 'eval-world-9' / 'warm.trajectories.jsonl').exists()
+    assert ar.read_times(runs)['warm']['seconds'] == 5.0
+    assert ar.stale_work(r, cfgs, runs, ar.benchmarks(False, 100, 50), 8) == []
+
+
+def test_seeding_keeps_the_work_a_runs_folder_has(tmp_path):
+    r = ar.read_recipe(recipe(tmp_path))
+    runs = tmp_path / 'runs'
+    cfgs = {s['name']: ar.stage_config(r, s, runs) for s in r['stages']}
+    rec = record_of(tmp_path, r, cfgs)
+    finished_stage(runs / 'warm', cfgs['warm'])
+    (runs / 'warm' / 'log.jsonl').write_text('{"step": 0}\n{"step": 1}\n')
+    seeded = ar.seed_runs(r, rec, runs, ar.benchmarks(False, 100, 50))
+    assert not any(s.startswith("stage 'warm'") for s in seeded)
+    assert (runs / 'warm' / 'log.jsonl').read_text().count('step') == 2
