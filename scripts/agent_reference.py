@@ -62,6 +62,7 @@ def read_recipe(path: Path) -> dict:
     if len(set(names)) != len(names): raise ValueError(f'recipe {path}: stage names repeat: {names}')
     for n in [*r['evaluate'], *(x for p in r.get('pairs', []) for x in p)]:
         if n not in names: raise ValueError(f'recipe {path}: {n!r} (evaluate/pairs) is not a stage ({names})')
+    r.setdefault('max_turns', 8); r.setdefault('compute_dtype', 'auto')
     return r
 
 
@@ -70,8 +71,8 @@ def stage_config(recipe: dict, stage: dict, runs: Path):
     from rag_lib.train import GRPOConfig, SFTConfig, apply_overrides
     sets = {k: v if isinstance(v, str) else json.dumps(v) for k, v in stage.get('set', {}).items()}
     if stage['stage'] == 'warm-start': sets = {'agent': recipe['agent'], **sets}
-    sets.setdefault('max_turns', str(recipe.get('max_turns', 8)))
-    sets.setdefault('compute_dtype', recipe.get('compute_dtype', 'auto'))
+    sets.setdefault('max_turns', str(recipe['max_turns']))
+    sets.setdefault('compute_dtype', recipe['compute_dtype'])
     if init := stage.get('init'): sets['init_adapter'] = init if '/' in init else str(runs / init / 'adapter')
     base = SFTConfig() if stage['stage'] == 'warm-start' else GRPOConfig()
     return apply_overrides(base, sets, where=f"recipe stage {stage['name']!r}")
@@ -91,7 +92,7 @@ def stale_work(recipe: dict, cfgs: dict, runs: Path, benches: list, turns: int) 
     a changed recipe must not reuse it silently."""
     from rag_lib.core import resolve_compute
     from rag_lib.train.loop import run_conflict
-    dtype = resolve_compute(recipe.get('compute_dtype', 'auto'))[0]
+    dtype = resolve_compute(recipe['compute_dtype'])[0]
     out = []
     for s in recipe['stages']:
         d = runs / s['name']
@@ -116,7 +117,8 @@ def seed_runs(recipe: dict, record: Path, runs: Path, benches: list) -> list[str
     holds the adapter of (`<name>-adapter/`, with `<name>.config.json`, its log and teacher counts) becomes a finished
     run, an evaluation the record holds becomes a finished evaluation, and the record's stage times are kept. A fresh
     clone then adds a stage or an evaluation without retraining the stages before it; `stale_work` still checks every
-    seeded config and summary against the recipe."""
+    seeded config and summary against the recipe. A record holds no checkpoints: a seeded stage made longer (more
+    steps) starts again from its init, not from where the record's run ended."""
     from rag_lib.core import atomic_write_text
     out = []
     for s in recipe['stages']:
@@ -204,7 +206,7 @@ def main(argv=None) -> int:
 
     runs = Path(a.runs); runs.mkdir(parents=True, exist_ok=True)
     record = Path(a.record or recipe['record'])
-    agent, turns = recipe['agent'], recipe.get('max_turns', 8)
+    agent, turns = recipe['agent'], recipe['max_turns']
     cfgs = {s['name']: stage_config(recipe, s, runs) for s in recipe['stages']}
     benches = benchmarks(a.test, a.questions, a.real_questions)
     if a.from_record:
@@ -223,7 +225,7 @@ def main(argv=None) -> int:
             out = runs / f'eval-{label}'
             work[f'eval-{label}-{p}'] = (lambda out=out, p=p, bench=bench, world=world, n=n: run_eval(
                 out, str(runs / p), p, n, turns, a.threads, world=world, agent=agent, benchmark=bench,
-                compute_dtype=recipe.get('compute_dtype', 'auto')),
+                compute_dtype=recipe['compute_dtype']),
                 out / f'{p}.summary.json')
     for stage, (job, done) in work.items():
         if (a.only is not None and stage not in a.only) or done.exists(): continue
