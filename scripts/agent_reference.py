@@ -12,7 +12,7 @@ compared:
      "stages": [{"name": "warm", "stage": "warm-start", "set": {"train_worlds": [1, 2, 3], "lr": 0.001}},
                 {"name": "dagger", "stage": "warm-start", "init": "warm", "set": {"dagger_questions": 300}},
                 {"name": "grpo", "stage": "grpo", "init": "dagger", "set": {"steps": 20}}],
-     "evaluate": ["dagger", "grpo"], "pairs": [["grpo", "dagger"]]}
+     "evaluate": ["dagger", "grpo"], "final": ["grpo"], "pairs": [["grpo", "dagger"]]}
 
 A stage runs `python -m rag_lib.train --stage <stage> --out <runs>/<name> --set ...` in this process; `init` starts it
 from an earlier stage's adapter (`init_adapter=<runs>/<init>/adapter`) or, given a path (with a '/'), from an adapter
@@ -21,7 +21,8 @@ an earlier record committed; the recipe's `agent` is set for every warm start, i
 an evaluation always runs at the recipe's.
 
 Without `--test` only the validation world 9 is evaluated: every choice is made there. `--test` adds the test world 0
-and the three real samples: run it once, for the final policies. Started again with the same arguments, every stage
+and the three real samples for the recipe's `final` policies (default: all it evaluates): run it once, for the final
+policies. Started again with the same arguments, every stage
 resumes (finished ones are read, not rerun); finished work the recipe no longer matches (a stage's config, an
 evaluation's turn budget or size) stops the script with one line per item (`stale_work`), never reused silently.
 `--from-record` first fills `--runs` from the committed record where it lacks the work (`seed_runs`), so a fresh clone
@@ -62,8 +63,15 @@ def read_recipe(path: Path) -> dict:
     if len(set(names)) != len(names): raise ValueError(f'recipe {path}: stage names repeat: {names}')
     for n in [*r['evaluate'], *(x for p in r.get('pairs', []) for x in p)]:
         if n not in names: raise ValueError(f'recipe {path}: {n!r} (evaluate/pairs) is not a stage ({names})')
-    r.setdefault('max_turns', 8); r.setdefault('compute_dtype', 'auto')
+    for n in r.get('final', []):
+        if n not in r['evaluate']: raise ValueError(f"recipe {path}: final {n!r} is not evaluated ({r['evaluate']})")
+    r.setdefault('max_turns', 8); r.setdefault('compute_dtype', 'auto'); r.setdefault('final', list(r['evaluate']))
     return r
+
+
+def evaluated(recipe: dict, label: str) -> list[str]:
+    "The policies evaluated on benchmark `label`: every one the recipe evaluates on the validation world, else `final`."
+    return recipe['evaluate'] if label == 'world-9' else recipe['final']
 
 
 def stage_config(recipe: dict, stage: dict, runs: Path):
@@ -100,7 +108,7 @@ def stale_work(recipe: dict, cfgs: dict, runs: Path, benches: list, turns: int) 
                                                                                         s['stage'])):
             out.append(f"stage {s['name']!r}: {why}")
     for label, bench, world, n in benches:
-        for p in recipe['evaluate']:
+        for p in evaluated(recipe, label):
             f = runs / f'eval-{label}' / f'{p}.summary.json'
             if not f.exists(): continue
             got = json.loads(f.read_text())
@@ -132,7 +140,7 @@ def seed_runs(recipe: dict, record: Path, runs: Path, benches: list) -> list[str
         shutil.copytree(src, d / 'adapter', dirs_exist_ok=True)
         out.append(f'stage {n!r}: {src} -> {d}')
     for label, *_ in benches:
-        for p in recipe['evaluate']:
+        for p in evaluated(recipe, label):
             ev = runs / f'eval-{label}'
             got = [record / f'eval-{label}-{p}.{f}' for f in ('rows.jsonl', 'summary.json', 'trajectories.jsonl')]
             if (ev / f'{p}.summary.json').exists() or not all(f.exists() for f in got): continue
@@ -141,7 +149,8 @@ def seed_runs(recipe: dict, record: Path, runs: Path, benches: list) -> list[str
             out.append(f'evaluation {p!r} on {label}: {record} -> {ev}')
     if (m := record / 'manifest.json').exists():
         times, kept = read_times(runs), json.loads(m.read_text()).get('stage_times', {})
-        mine = {s['name'] for s in recipe['stages']} | {f'eval-{b[0]}-{p}' for b in benches for p in recipe['evaluate']}
+        mine = {s['name'] for s in recipe['stages']} | {f'eval-{b[0]}-{p}' for b in benches
+                                                         for p in evaluated(recipe, b[0])}
         if new := {k: v for k, v in kept.items() if k in mine and k not in times}:
             atomic_write_text(runs / 'stage_times.json', json.dumps({**times, **new}, indent=1))
             out.append(f'stage times of {sorted(new)}')
@@ -221,7 +230,7 @@ def main(argv=None) -> int:
                                                                                               runs / s['name'])),
                         runs / s['name'] / 'adapter' / 'adapter_config.json') for s in recipe['stages']}
     for label, bench, world, n in benches:
-        for p in recipe['evaluate']:
+        for p in evaluated(recipe, label):
             out = runs / f'eval-{label}'
             work[f'eval-{label}-{p}'] = (lambda out=out, p=p, bench=bench, world=world, n=n: run_eval(
                 out, str(runs / p), p, n, turns, a.threads, world=world, agent=agent, benchmark=bench,
@@ -242,7 +251,7 @@ def main(argv=None) -> int:
             if (runs / s['name'] / f).exists(): shutil.copyfile(runs / s['name'] / f, record / f"{s['name']}.{f}")
     for label, *_ in benches:
         ev, summaries, rows = runs / f'eval-{label}', [], {}
-        for p in recipe['evaluate']:
+        for p in evaluated(recipe, label):
             if not (ev / f'{p}.summary.json').exists(): continue
             summaries.append(json.loads((ev / f'{p}.summary.json').read_text()))
             rows[p] = read_jsonl(ev / f'{p}.rows.jsonl')

@@ -47,6 +47,7 @@ def test_init_from_a_committed_adapter(tmp_path):
     ({'agent': 'react'}, "GRPO trains GRASP's agent"),
     ({'stages': [{'name': 'w', 'stage': 'warm-start', 'init': 'later'}]}, "init 'later' is neither"),
     ({'stages': [{'name': 'w', 'stage': 'sft'}]}, "stages[0] needs a 'name' and a 'stage'"),
+    ({'evaluate': ['warm'], 'final': ['grpo']}, "final 'grpo' is not evaluated (['warm'])"),
 ])
 def test_broken_recipes_are_refused(tmp_path, change, words):
     with pytest.raises(ValueError, match=words.replace('[', r'\[').replace('(', r'\(').replace(')', r'\)')):
@@ -58,6 +59,15 @@ def test_missing_field_is_named(tmp_path):
     r = json.loads(p.read_text()); del r['evaluate']; p.write_text(json.dumps(r))
     with pytest.raises(ValueError, match="field 'evaluate' is missing"):
         ar.read_recipe(p)
+
+
+def test_final_policies_alone_meet_the_test_benchmarks(tmp_path):
+    r = ar.read_recipe(recipe(tmp_path, final=['grpo']))
+    assert [ar.evaluated(r, b[0]) for b in ar.benchmarks(True, 100, 50)[:3]] == [['warm', 'grpo'], ['grpo'], ['grpo']]
+
+
+def test_without_final_every_evaluated_policy_meets_the_test_benchmarks(tmp_path):
+    assert ar.evaluated(ar.read_recipe(recipe(tmp_path)), 'world-0') == ['warm', 'grpo']
 
 
 def test_paired_table_subtracts_per_question():
