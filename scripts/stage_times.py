@@ -19,10 +19,13 @@ def read_times(runs: Path) -> dict:
 
 
 def timed_stage(runs: Path, times: dict, stage: str, work) -> None:
-    "Run `work()` as `stage`, add this session's time to `times` and write them to `runs/stage_times.json`."
+    """Run `work()` as `stage`, add this session's time to `times` and write them to `runs/stage_times.json`. The
+    other stages' times are read again first (and merged into `times`), so two processes sharing `runs` (one training,
+    one evaluating) keep each other's times."""
     t0, load0 = time.time(), load_averages()
     print(f'== {stage} (load {load0})', flush=True)
     work()
+    times.update({k: v for k, v in read_times(runs).items() if k != stage})
     rec = times.get(stage, {'seconds': 0.0, 'sessions': []})
     rec['sessions'].append({'seconds': round(time.time() - t0, 1), 'load_start': load0, 'load_end': load_averages(),
                             'started': time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(t0))})

@@ -154,3 +154,13 @@ def test_seeding_keeps_the_work_a_runs_folder_has(tmp_path):
     seeded = ar.seed_runs(r, rec, runs, ar.benchmarks(False, 100, 50))
     assert not any(s.startswith("stage 'warm'") for s in seeded)
     assert (runs / 'warm' / 'log.jsonl').read_text().count('step') == 2
+
+
+def test_timed_stage_keeps_another_process_times(tmp_path):
+    "A stage finished by another process sharing `runs` while this one worked keeps its time."
+    import stage_times as st
+    mine = {}
+    def other_process_finishes():
+        st.timed_stage(tmp_path, {}, 'eval', lambda: None)
+    st.timed_stage(tmp_path, mine, 'train', other_process_finishes)
+    assert sorted(st.read_times(tmp_path)) == ['eval', 'train']
