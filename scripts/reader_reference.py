@@ -6,7 +6,9 @@ the untrained SmolLM2 and an always-"yes" answerer; writes the committed record.
 
 Without `--test` only the validation world (world 9) is evaluated: every choice is made there. `--test` adds the test
 world (world 0) and the three real samples; run it once, for the final reader. Every stage resumes when the script is
-started again with the same arguments (finished stages are read, not rerun). The record gets the adapter in float16
+started again with the same arguments (finished stages are read, not rerun); `--from-record` first fills `--runs` from
+the committed record where it lacks the work (`seed_runs`: the adapter, its config and log, the evaluation rows and
+times), so a fresh clone adds the test evaluation without training again. The record gets the adapter in float16
 (`adapter/`), the training log, config and teacher counts, one evaluation table per benchmark (`eval-<benchmark>.md`,
 per case and question group with 95% bootstrap intervals), the rows, and `manifest.json` (command, config, wall times,
 load averages, package versions, SHA-256 of every file).
@@ -37,6 +39,49 @@ def _always_yes(out: Path, benchmark: str, world: int, n: int) -> None:
          'by_case': reader_summary(rows)}, indent=1))
 
 
+def seed_runs(record: Path, runs: Path, cfg, benches: list) -> list[str]:
+    """Fill `runs` from the committed `record` where it lacks the work (one line per item seeded): the record's adapter
+    (float16 there, float32 here: the weights a user of the record gets) with its config, log and teacher counts becomes
+    the finished training run, each evaluation the record holds rows of becomes a finished evaluation (its summary
+    rebuilt from the rows), and the record's stage times are kept. ValueError when the record was trained with another
+    config than `cfg` (this call's `--set`; `train.loop.run_conflict` decides): its adapter is not this run's."""
+    from rag_lib.core import atomic_write_text, read_jsonl
+    from rag_lib.train import cast_safetensors
+    from rag_lib.train.loop import run_conflict
+    from rag_lib.train.reader import reader_summary
+    import torch
+    out, d = [], runs / 'reader'
+    if not (d / 'adapter' / 'adapter_config.json').exists() and (record / 'adapter' / 'adapter_config.json').exists():
+        d.mkdir(parents=True, exist_ok=True)
+        for f in ('config.json', 'log.jsonl', 'teacher.json'):
+            if (record / f'train.{f}').exists(): shutil.copyfile(record / f'train.{f}', d / f)
+        shutil.copytree(record / 'adapter', d / 'adapter', dirs_exist_ok=True)
+        if why := run_conflict(d, cfg.resolved(), 'warm-start'):   # as train_sft compares it
+            shutil.rmtree(d)
+            raise ValueError(f'the record {record} was trained with another config than this --set: {why}')
+        cast_safetensors(d / 'adapter' / 'adapter_model.safetensors', torch.float32)
+        out.append(f"the trained reader: {record / 'adapter'} -> {d / 'adapter'}")
+    for label, bench, world, n in benches:
+        ev = runs / f'eval-{label}'
+        for p in POLICIES:
+            src = record / f'eval-{label}-{p}.rows.jsonl'
+            if (ev / f'{p}.reader-summary.json').exists() or not src.exists(): continue
+            rows = read_jsonl(src)
+            ev.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, ev / f'{p}.reader-rows.jsonl')
+            atomic_write_text(ev / f'{p}.reader-summary.json', json.dumps(
+                {'policy': p, 'benchmark': bench, 'world': world if bench == 'world' else None, 'agent': 'reader',
+                 'questions': len({r['qid'] for r in rows}), 'seeded_from': str(record),
+                 'by_case': reader_summary(rows)}, indent=1))
+            out.append(f'evaluation {p!r} on {label}: {src} -> {ev}')
+    if (m := record / 'manifest.json').exists():
+        times, kept = read_times(runs), json.loads(m.read_text()).get('stage_times', {})
+        if new := {k: v for k, v in kept.items() if k not in times}:
+            atomic_write_text(runs / 'stage_times.json', json.dumps({**times, **new}, indent=1))
+            out.append(f'stage times of {sorted(new)}')
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--runs', default='.cache/reader-run', help='folder of the stage runs (resumable)')
@@ -46,6 +91,9 @@ def main(argv=None) -> int:
     ap.add_argument('--real-questions', type=int, default=50, help='questions of each real sample evaluated (--test)')
     ap.add_argument('--test', action='store_true', help='also the test world and the real samples: once, at the end')
     ap.add_argument('--threads', type=int, default=None, help='torch threads of the evaluations')
+    ap.add_argument('--from-record', action='store_true',
+                    help='first seed --runs from the committed --record where it lacks the work (adapter, config, '
+                         'log, evaluations, times): a fresh clone adds the test evaluation without training again')
     a = ap.parse_args(argv)
 
     import pandas as pd
@@ -59,6 +107,11 @@ def main(argv=None) -> int:
     cfg = apply_overrides(SFTConfig(), {**dict(x.split('=', 1) for x in a.set), 'agent': 'reader'})
     benches = [('world-9', 'world', 9, a.questions)]
     if a.test: benches += [('world-0', 'world', 0, a.questions)] + [(b, b, 0, a.real_questions) for b in REAL]
+    if a.from_record:
+        try: seeded = seed_runs(record, runs, cfg, benches)
+        except ValueError as e:
+            print(f'scripts/reader_reference.py: {e}', file=sys.stderr); return 2
+        for line in seeded: print(f'seeded from the record: {line}')
     times = read_times(runs)
     # stage -> (work, the file a finished stage leaves)
     stages = {'train': (lambda: train_sft(cfg, runs / 'reader'), runs / 'reader' / 'adapter' / 'adapter_config.json')}
