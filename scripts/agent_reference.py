@@ -28,8 +28,10 @@ evaluation's turn budget or size) stops the script with one line per item (`stal
 `--from-record` first fills `--runs` from the committed record where it lacks the work (`seed_runs`), so a fresh clone
 adds a stage or an evaluation without retraining the stages before it.
 
-The record gets the evaluated adapters (`<name>-adapter/`, float32: the weights the evaluation ran), each stage's
-config, log and teacher counts (`<name>.config.json`, ...), one table per benchmark (`eval-<benchmark>.md/.csv`: EM
+The record gets the evaluated adapters (`<name>-adapter/`, float32: the weights the evaluation ran), a stage still
+in progress its latest checkpoint (`<name>-resume/`: weights, optimizer state, step, sealed; removed once the stage
+ends), so a later session's fresh clone resumes it with `--from-record` instead of starting again; each stage's config,
+log and teacher counts (`<name>.config.json`, ...), one table per benchmark (`eval-<benchmark>.md/.csv`: EM
 and F1 per question group with 95% bootstrap intervals, beside always-"yes" and the rule policy), the paired
 differences (`paired-<benchmark>.md/.csv`), the evaluation rows, summaries and trajectories, and `manifest.json` (the
 command, the recipe, every stage's config, wall times with load averages, package versions, SHA-256 of every file).
@@ -120,25 +122,52 @@ def stale_work(recipe: dict, cfgs: dict, runs: Path, benches: list, turns: int) 
     return out
 
 
+def copy_stage_files(record: Path, name: str, run: Path) -> None:
+    "Copy stage `name`'s config, log and teacher counts from the `record` into its run folder `run`."
+    run.mkdir(parents=True, exist_ok=True)
+    for f in ('config.json', 'log.jsonl', 'teacher.json'):
+        if (record / f'{name}.{f}').exists(): shutil.copyfile(record / f'{name}.{f}', run / f)
+
+
+def keep_resume_point(run: Path, record: Path, name: str) -> str | None:
+    """Keep the latest checkpoint of stage `name`'s run folder `run` in the `record` as `<name>-resume/` while the stage
+    is in progress, and drop it once the stage is finished (its adapter written); what was done, or None."""
+    from rag_lib.train.loop import latest_checkpoint
+    dst = record / f'{name}-resume'
+    if (run / 'adapter' / 'adapter_config.json').exists():
+        if dst.exists(): shutil.rmtree(dst); return f'stage {name!r} finished: {dst} removed'
+        return None
+    if (ck := latest_checkpoint(run) if run.is_dir() else None) is None: return None
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(ck, dst)
+    return f'stage {name!r} in progress: its checkpoint {ck.name} -> {dst}'
+
+
 def seed_runs(recipe: dict, record: Path, runs: Path, benches: list) -> list[str]:
     """Fill `runs` from the committed `record` where it lacks the work (one line per item seeded): a stage the record
     holds the adapter of (`<name>-adapter/`, with `<name>.config.json`, its log and teacher counts) becomes a finished
     run, an evaluation the record holds becomes a finished evaluation, and the record's stage times are kept. A fresh
     clone then adds a stage or an evaluation without retraining the stages before it; `stale_work` still checks every
-    seeded config and summary against the recipe. A record holds no checkpoints: a seeded stage made longer (more
-    steps) starts again from its init, not from where the record's run ended."""
+    seeded config and summary against the recipe. A stage in progress the record holds the resume point of
+    (`<name>-resume/`, its latest checkpoint, with the stage's config and log) becomes a run that resumes from that
+    checkpoint. A finished stage made longer (more steps) starts again from its init: the record keeps no checkpoint
+    of finished stages."""
     from rag_lib.core import atomic_write_text
     out = []
     for s in recipe['stages']:
         n, d = s['name'], runs / s['name']
         src = record / f'{n}-adapter'
-        if (d / 'adapter' / 'adapter_config.json').exists() or not (src / 'adapter_config.json').exists(): continue
-        if not (record / f'{n}.config.json').exists(): continue
-        d.mkdir(parents=True, exist_ok=True)
-        for f in ('config.json', 'log.jsonl', 'teacher.json'):
-            if (record / f'{n}.{f}').exists(): shutil.copyfile(record / f'{n}.{f}', d / f)
-        shutil.copytree(src, d / 'adapter', dirs_exist_ok=True)
-        out.append(f'stage {n!r}: {src} -> {d}')
+        resume = record / f'{n}-resume'
+        if (d / 'adapter' / 'adapter_config.json').exists() or not (record / f'{n}.config.json').exists(): continue
+        if (src / 'adapter_config.json').exists():
+            copy_stage_files(record, n, d)
+            shutil.copytree(src, d / 'adapter', dirs_exist_ok=True)
+            out.append(f'stage {n!r}: {src} -> {d}')
+        elif (resume / 'state.json').exists() and not (d / 'checkpoints').exists() and not (d / 'log.jsonl').exists():
+            step = json.loads((resume / 'state.json').read_text())['step']
+            copy_stage_files(record, n, d)
+            shutil.copytree(resume, d / 'checkpoints' / f'step-{step:06d}')
+            out.append(f'stage {n!r} in progress: {resume} (after step {step}) -> {d}, resumed from there')
     for label, *_ in benches:
         for p in evaluated(recipe, label):
             ev = runs / f'eval-{label}'
@@ -247,6 +276,8 @@ def main(argv=None) -> int:
             shutil.rmtree(record / f'{p}-adapter', ignore_errors=True)
             shutil.copytree(runs / p / 'adapter', record / f'{p}-adapter')
     for s in recipe['stages']:
+        # the checkpoint before the log: a log copied later holds at least the records the checkpoint sealed
+        if said := keep_resume_point(runs / s['name'], record, s['name']): print(said)
         for f in ('config.json', 'log.jsonl', 'teacher.json'):
             if (runs / s['name'] / f).exists(): shutil.copyfile(runs / s['name'] / f, record / f"{s['name']}.{f}")
     for label, *_ in benches:

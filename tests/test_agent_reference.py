@@ -164,3 +164,39 @@ def test_timed_stage_keeps_another_process_times(tmp_path):
         st.timed_stage(tmp_path, {}, 'eval', lambda: None)
     st.timed_stage(tmp_path, mine, 'train', other_process_finishes)
     assert sorted(st.read_times(tmp_path)) == ['eval', 'train']
+
+
+def in_progress(run: Path, steps: int) -> None:
+    "A GRPO run folder with a config, a log and a checkpoint after each of `steps` steps."
+    run.mkdir(parents=True)
+    (run / 'config.json').write_text('{}')
+    (run / 'log.jsonl').write_text(''.join(f'{{"step": {i}}}\n' for i in range(steps)))
+    for i in range(1, steps + 1):
+        (run / 'checkpoints' / f'step-{i:06d}').mkdir(parents=True)
+        (run / 'checkpoints' / f'step-{i:06d}' / 'state.json').write_text(json.dumps({'step': i}))
+
+
+def test_a_stage_in_progress_keeps_its_latest_checkpoint_in_the_record(tmp_path):
+    in_progress(tmp_path / 'runs' / 'grpo', 3)
+    ar.keep_resume_point(tmp_path / 'runs' / 'grpo', tmp_path / 'record', 'grpo')
+    assert json.loads((tmp_path / 'record' / 'grpo-resume' / 'state.json').read_text())['step'] == 3
+
+
+def test_a_finished_stage_drops_its_resume_point(tmp_path):
+    in_progress(tmp_path / 'runs' / 'grpo', 2)
+    ar.keep_resume_point(tmp_path / 'runs' / 'grpo', tmp_path / 'record', 'grpo')
+    (tmp_path / 'runs' / 'grpo' / 'adapter').mkdir()
+    (tmp_path / 'runs' / 'grpo' / 'adapter' / 'adapter_config.json').write_text('{}')
+    ar.keep_resume_point(tmp_path / 'runs' / 'grpo', tmp_path / 'record', 'grpo')
+    assert not (tmp_path / 'record' / 'grpo-resume').exists()
+
+
+def test_a_resume_point_seeds_a_run_that_resumes_there(tmp_path):
+    r = ar.read_recipe(recipe(tmp_path))
+    rec = tmp_path / 'record'
+    in_progress(tmp_path / 'old' / 'grpo', 2)
+    ar.keep_resume_point(tmp_path / 'old' / 'grpo', rec, 'grpo')
+    for f in ('config.json', 'log.jsonl'): shutil.copyfile(tmp_path / 'old' / 'grpo' / f, rec / f'grpo.{f}')
+    ar.seed_runs(r, rec, tmp_path / 'runs', ar.benchmarks(False, 100, 50))
+    from rag_lib.train.loop import latest_checkpoint
+    assert latest_checkpoint(tmp_path / 'runs' / 'grpo').name == 'step-000002'
