@@ -11,6 +11,7 @@ from safetensors.torch import load_file, save_file
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / 'scripts'))
 import reader_reference as rr  # noqa: E402
+from rag_lib.core import check_weights, seal_dir  # noqa: E402
 from rag_lib.train import SFTConfig, apply_overrides  # noqa: E402
 from rag_lib.train.loop import _record  # noqa: E402
 
@@ -28,6 +29,7 @@ def record(tmp_path) -> Path:
     (rec / 'adapter').mkdir(parents=True)
     (rec / 'adapter' / 'adapter_config.json').write_text('{}')
     save_file({'w': torch.tensor([0.5, 0.25], dtype=torch.float16)}, rec / 'adapter' / 'adapter_model.safetensors')
+    seal_dir(rec / 'adapter')
     (rec / 'train.config.json').write_text(json.dumps(_record(config().resolved(), 'warm-start')))
     (rec / 'train.log.jsonl').write_text('{"step": 0}\n')
     rows = [{'qid': f'q{i}', 'case': 'gold-doc', 'group': 'bridge', 'em': float(i), 'f1': float(i),
@@ -40,6 +42,11 @@ def test_seeds_the_adapter_in_float32(record, tmp_path):
     rr.seed_runs(record, tmp_path / 'runs', config(), BENCH)
     w = load_file(tmp_path / 'runs' / 'reader' / 'adapter' / 'adapter_model.safetensors')['w']
     assert w.dtype == torch.float32
+
+
+def test_the_seeded_adapter_passes_the_loaders_check(record, tmp_path):
+    rr.seed_runs(record, tmp_path / 'runs', config(), BENCH)
+    check_weights(tmp_path / 'runs' / 'reader' / 'adapter', 'adapter')    # raises when the seal names other bytes
 
 
 def test_seeds_the_evaluation_summary_from_rows(record, tmp_path):
