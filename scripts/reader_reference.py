@@ -45,7 +45,7 @@ def seed_runs(record: Path, runs: Path, cfg, benches: list) -> list[str]:
     the finished training run, each evaluation the record holds rows of becomes a finished evaluation (its summary
     rebuilt from the rows), and the record's stage times are kept. ValueError when the record was trained with another
     config than `cfg` (this call's `--set`; `train.loop.run_conflict` decides): its adapter is not this run's."""
-    from rag_lib.core import atomic_write_text, read_jsonl, seal_dir
+    from rag_lib.core import atomic_write_text, read_jsonl
     from rag_lib.train import cast_safetensors
     from rag_lib.train.loop import run_conflict
     from rag_lib.train.reader import reader_summary
@@ -60,7 +60,6 @@ def seed_runs(record: Path, runs: Path, cfg, benches: list) -> list[str]:
             shutil.rmtree(d)
             raise ValueError(f'the record {record} was trained with another config than this --set: {why}')
         cast_safetensors(d / 'adapter' / 'adapter_model.safetensors', torch.float32)
-        seal_dir(d / 'adapter')          # the record's seal names the float16 bytes: seal the float32 ones
         out.append(f"the trained reader: {record / 'adapter'} -> {d / 'adapter'}")
     for label, bench, world, n in benches:
         ev = runs / f'eval-{label}'

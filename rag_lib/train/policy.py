@@ -10,7 +10,7 @@ from typing import Sequence
 
 import torch
 
-from ..core import check_weights, resolve_compute, seal_dir
+from ..core import COMPLETE, check_weights, resolve_compute, seal_dir
 from ..llm import TransformersBackend, resolve_llm
 from ..llm.compute import set_compute
 from .config import LORA_TARGETS
@@ -58,10 +58,13 @@ class Policy:
         return path
 
 def cast_safetensors(path: Path, dtype: torch.dtype) -> None:
-    "Rewrite a safetensors file with its floating tensors cast to `dtype`."
+    """Rewrite a safetensors file with its floating tensors cast to `dtype`; a sealed folder (`core.seal_dir`) is sealed
+    again, so its seal names the new bytes (a record's float16 copy of a float32 adapter stays loadable)."""
     from safetensors.torch import load_file, save_file
+    path = Path(path)
     t = load_file(path)
     save_file({k: v.to(dtype) if v.is_floating_point() else v for k, v in t.items()}, path, metadata={'format': 'pt'})
+    if (path.parent / COMPLETE).exists(): seal_dir(path.parent)
 
 def load_policy(model: str | torch.nn.Module = 'smollm2',
                 # alias, hub id or path, or a loaded causal LM (then pass `tokenizer`)
