@@ -114,7 +114,8 @@ def stale_work(recipe: dict, cfgs: dict, runs: Path, benches: list, turns: int) 
             f = runs / f'eval-{label}' / f'{p}.summary.json'
             if not f.exists(): continue
             got = json.loads(f.read_text())
-            want = {'policy': p, 'agent': recipe['agent'], 'benchmark': bench, 'world': world, 'questions': n,
+            want = {'policy': p, 'agent': recipe['agent'], 'benchmark': bench, 'questions': n,
+                    'world': world if bench == 'world' else None,     # a real sample's summary has no world
                     'max_turns': turns, 'compute_dtype': dtype}
             diff = [f'{k} {got.get(k)!r}, not {v!r}' for k, v in want.items() if got.get(k) != v]
             if diff: out.append(f"{f} was evaluated with {'; '.join(diff)}: delete it (it is evaluated again) or "

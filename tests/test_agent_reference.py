@@ -95,6 +95,17 @@ def test_an_evaluation_of_another_budget_is_not_reused(tmp_path, field, value, w
 
 
 
+def test_a_real_sample_evaluation_is_reused(tmp_path):
+    "A real sample's summary records no world (the evaluation writes None): finished, it is reused, not refused."
+    r = ar.read_recipe(recipe(tmp_path))
+    cfgs = {s['name']: ar.stage_config(r, s, tmp_path) for s in r['stages']}
+    ev = tmp_path / 'eval-hotpotqa'; ev.mkdir()
+    summary = {'policy': 'grpo', 'agent': 'grasp', 'benchmark': 'hotpotqa', 'world': None, 'questions': 50,
+               'max_turns': 8, 'compute_dtype': 'float32'}
+    (ev / 'grpo.summary.json').write_text(json.dumps(summary))
+    assert ar.stale_work(r, cfgs, tmp_path, ar.benchmarks(True, 100, 50), 8) == []
+
+
 def finished_stage(out: Path, cfg) -> None:
     "A stage run folder as a finished run of `cfg` leaves it: its config, a logged update, an adapter."
     from rag_lib.train.loop import start_run
