@@ -19,7 +19,8 @@ from .reward import RewardConfig
 from .train.chain import chain_grpo_config
 
 # %% auto #0
-__all__ = ['grpo_config', 'backend_for', 'retrieval_for', 'bridge_profile', 'reward_config', 'Study', 'BridgeSetup']
+__all__ = ['grpo_config', 'backend_for', 'retrieval_for', 'bridge_profile', 'reward_config', 'policy_backend', 'Study',
+           'BridgeSetup', 'stratum', 'pick_like', 'sample_mix']
 
 # %% ../nbs/16_components.ipynb #96c110a0
 def backend_for(prof: Profile,  # the resolved profile
@@ -50,6 +51,13 @@ def reward_config(prof: Profile) -> RewardConfig:
 grpo_config = chain_grpo_config
 
 # %% ../nbs/16_components.ipynb #60d6ce8b
+def policy_backend(prof: Profile, path, base: str, role: str):
+    """The backend of trained policy folder `path` (a LoRA adapter of model `base`, or a merged model folder),
+    named '<base>+<role>'; the scripted profile's own backend for `llm_backend='scripted'`."""
+    if prof.llm_backend == 'scripted': return backend_for(prof)
+    if policy_kind(path) == 'lora': return backend_for(prof, model=base, adapter=str(path), name=f'{base}+{role}')
+    return backend_for(prof, model=str(path), name=f'{base}+{role}')
+
 class Study:
     "Every component of a study, built from one resolved profile when first asked for, then reused."
     def __init__(self, profile: Profile | dict | None = None):  # a Profile, its mapping (papermill), or None: cpu
@@ -82,11 +90,37 @@ class Study:
         """The backend of the trained GRASP policy, or None when the profile has none: `grasp_llm` with the LoRA
         adapter, or the merged model folder (what `verl.model_merger` writes)."""
         if self.adapter is None: return None
-        p, model = self.prof, self.prof.grasp_llm or self.prof.llm
-        if p.llm_backend == 'scripted': return backend_for(p)
-        if policy_kind(self.adapter) == 'lora': return backend_for(p, model=model, adapter=str(self.adapter),
-                                                                   name=f'{model}+grasp')
-        return backend_for(p, model=str(self.adapter), name=f'{model}+grasp')
+        return policy_backend(self.prof, self.adapter, self.prof.grasp_llm or self.prof.llm, 'grasp')
+    @cached_property
+    def search_r1(self):
+        "The backend of the Search-R1-style policy (`search_r1_policy`), or None: 'search-r1' runs on `backend`."
+        p = self.prof
+        if p.search_r1_policy is None: return None
+        return policy_backend(p, profile_path(p.search_r1_policy), p.grasp_llm or p.llm, 'search-r1')
+    @cached_property
+    def react(self):
+        "The backend of the trained ReAct policy (`react_policy`), or None: the bridge study's ReAct is `backend`."
+        p = self.prof
+        return None if p.react_policy is None else policy_backend(p, profile_path(p.react_policy), p.llm, 'react')
+    @cached_property
+    def reader(self):
+        "The backend of the trained reader (`reader_policy`), or None: the untrained `backend` reads."
+        p = self.prof
+        return None if p.reader_policy is None else policy_backend(p, profile_path(p.reader_policy), p.llm, 'reader')
+
+    def backend_of(self, method: str):
+        """The backend method `method` runs on: the trained GRASP policy for 'grasp' and its ablations, the
+        Search-R1-style policy for 'search-r1', the trained ReAct for 'react', the reader for the single-step
+        baselines, GRASP's Base model for 'base' and its ablations, else (and when a policy is not configured) the
+        profile's `backend`; None for the rule policy."""
+        if method == 'rule': return None
+        if method.startswith('grasp'):
+            if self.trained is None: raise ValueError(f"method {method!r}: the profile has no grasp_policy")
+            return self.trained
+        if method.startswith('base'): return self.grasp_backend
+        mine = {'search-r1': 'search_r1', 'react': 'react'}.get(method, 'reader' if method.startswith('single-')
+                                                                  else None)
+        return (getattr(self, mine) if mine else None) or self.backend
 
     def retrieval(self, bench: Benchmark) -> Retrieval:
         "Benchmark `bench`'s retrieval, built once per benchmark name."
@@ -97,9 +131,13 @@ class Study:
     @property
     def corpora(self) -> dict: return {b.name: b.corpus for b in self.benchmarks}
 
+    @property
+    def agent_benchmarks(self) -> list[Benchmark]:
+        "The benchmarks the agents are evaluated on: those of `agent_datasets`, in `datasets` order."
+        return [b for b in self.benchmarks if b.name in self.prof.agent_datasets]
     def agent_questions(self) -> list:
-        "The first `agent_questions` questions of every benchmark, benchmark-major."
-        return [q for b in self.benchmarks for q in b.questions[:self.prof.agent_questions]]
+        "The first `agent_questions` questions of every agent benchmark, benchmark-major."
+        return [q for b in self.agent_benchmarks for q in b.questions[:self.prof.agent_questions]]
     def world(self) -> Benchmark:
         "The generated world: the profile's, when `datasets` has it, else sampled with the profile's sizes."
         p = self.prof
@@ -107,36 +145,96 @@ class Study:
             'world', p.n_questions, p.seed, p.corpus_scope, p.world_seed)
 
     def agent(self, name: str, retrieval: Retrieval, backend=None, profile: Profile | None = None):
-        "Agent `name` (`methods.AGENTS`) on `retrieval` and `backend` (default: the study's), from `profile`."
-        return build_agent(name, backend if backend is not None else self.backend, retrieval, profile or self.prof)
+        "Agent `name` (`methods.AGENTS`) on `retrieval` and `backend` (default: `backend_of(name)`), from `profile`."
+        return build_agent(name, backend if backend is not None else self.backend_of(name), retrieval,
+                           profile or self.prof)
     def method(self, name: str, backend=None):
-        "Method `name` on every benchmark of the profile, as one agent (`methods.build_method`)."
-        return build_method(name, backend if backend is not None else self.backend, self.retrievals, self.prof)
+        "Method `name` on every agent benchmark of the profile, as one agent (`methods.build_method`)."
+        return build_method(name, backend if backend is not None else self.backend_of(name),
+                            {b.name: self.retrieval(b) for b in self.agent_benchmarks}, self.prof)
+
+    def run_methods(self, names, questions, max_live: int | None = None) -> list:
+        """Trajectories of methods `names` on `questions` (cached, `agents.run_cached`): the methods that share a
+        backend advance together, one lockstep run per backend, in the order of `names`."""
+        from rag_lib.agents import run_cached
+        groups = {}
+        for n in names: groups.setdefault(id(self.backend_of(n)), []).append(n)
+        out = []
+        for ns in groups.values():
+            be = self.backend_of(ns[0])
+            out += run_cached([self.method(n) for n in ns], be, questions, max_live or self.prof.max_live)
+        rank = {n: i for i, n in enumerate(names)}
+        return sorted(out, key=lambda t: rank.get(t.agent, len(rank)))   # stable: each method's own order kept
 
 # %% ../nbs/16_components.ipynb #fc516d56
 @dataclass
 class BridgeSetup:
     "What the bridge study measures on (`Study.bridge`)."
-    bench: Benchmark          # the sampled questions and their corpus
-    covered: list             # the questions that pass the coverage filter, in sample order
+    bench: Benchmark          # the sampled pool of questions and their corpus
+    covered: list             # the pool's questions that pass the coverage filter, in sample order
     dropped: list[str]        # ids of those that do not
     retrieval: Retrieval
     agents: dict              # agent name -> agent (in `bridge_agents` order)
-    backend: object           # the LLM backend, or None when no agent uses one
-    questions: dict           # agent name -> the covered questions it is run on
+    backend: object           # the LLM backend of the untrained agents, or None when no agent uses it
+    questions: dict           # agent name -> the covered questions it is run on (the pool's type mix)
+    backends: dict            # agent name -> the backend it runs on (None: no model)
+    target: list              # the sample the mix is taken from: the pool's first max(bridge_questions, ...) questions
+
+def stratum(q) -> str:
+    "A question's stratum of the bridge study's mix: its type and level, e.g. 'bridge/medium'."
+    return f'{q.type or "-"}/{q.level or "-"}'
+
+def pick_like(covered: list,  # questions that pass the coverage filter, in sample order
+              like: list,  # the sample whose mix of strata (`stratum`) to keep
+              n: int) -> list:
+    """`n` questions of `covered` in the mix of `like`: each stratum's quota by largest remainder, its first
+    questions in sample order; a stratum the filter left short is filled from the others, in sample order."""
+    from collections import Counter
+    shares = Counter(map(stratum, like))
+    n = min(n, len(covered))
+    raw = {s: n * k / len(like) for s, k in shares.items()}
+    quota = {s: int(v) for s, v in raw.items()}
+    for s in sorted(raw, key=lambda s: (-(raw[s] - quota[s]), s))[:n - sum(quota.values())]: quota[s] += 1
+    taken, used = [], Counter()
+    for q in covered:
+        if used[stratum(q)] < quota.get(stratum(q), 0): taken.append(q); used[stratum(q)] += 1
+    ids = {q.id for q in taken}
+    taken += [q for q in covered if q.id not in ids][:n - len(taken)]
+    order = {q.id: i for i, q in enumerate(covered)}
+    return sorted(taken, key=lambda q: order[q.id])
 
 @patch
 def bridge(self: Study) -> BridgeSetup:
-    "The bridge study's data, retrieval, agents and questions per agent, from the study's profile."
+    """The bridge study's data, retrieval, agents and questions per agent, from the study's profile: a pool of
+    `bridge_pool` × the largest study sampled, the coverage filter, then each agent's questions drawn from the
+    covered ones in the type-and-level mix of the sample before the filter (`pick_like`)."""
     p = self.prof
-    bench = load_benchmark(p.bridge_dataset, max(p.bridge_questions, p.bridge_llm_questions), p.seed, p.corpus_scope,
-                           p.world_seed, sample=p.bridge_sample)
+    n = max(p.bridge_questions, p.bridge_llm_questions)
+    bench = load_benchmark(p.bridge_dataset, n * p.bridge_pool, p.seed, p.corpus_scope, p.world_seed,
+                           sample=p.bridge_sample)
     ids, texts = bench.corpus.docs('paragraph')
     covered, dropped = coverage_filter(bench.questions, KeywordIndex(ids, texts), bench.corpus, k=p.candidates)
     retrieval, study = retrieval_for(bench, self.embedder, p), bridge_profile(p)
-    agents = {name: build_agent(name, None, retrieval, study) if name == 'rule' else None for name in p.bridge_agents}
-    backend = self.backend if any(a is None for a in agents.values()) else None
-    agents = {name: a or build_agent(name, backend, retrieval, study) for name, a in agents.items()}
-    questions = {name: covered[:p.bridge_llm_questions if a.uses_llm else p.bridge_questions]
+    uses = {name: name != 'rule' for name in p.bridge_agents}
+    backends = {name: (self.backend_of(name) if uses[name] else None) for name in p.bridge_agents}
+    agents = {name: build_agent(name, backends[name], retrieval, study) for name in p.bridge_agents}
+    target = bench.questions[:n]
+    questions = {name: pick_like(covered, target, p.bridge_llm_questions if a.uses_llm else p.bridge_questions)
                  for name, a in agents.items()}
-    return BridgeSetup(bench, covered, dropped, retrieval, agents, backend, questions)
+    backend = self.backend if any(b is self.backend for b in backends.values()) else None
+    return BridgeSetup(bench, covered, dropped, retrieval, agents, backend, questions, backends, target)
+
+def sample_mix(setup: BridgeSetup) -> 'pd.DataFrame':
+    """Questions per stratum (type/level): in the sample before the filter (`target`), in the whole pool and among
+    those it kept, and studied by each agent, with shares: what the coverage filter would have done to the mix."""
+    import pandas as pd
+    from collections import Counter
+    cols = {'sampled': setup.target, 'pool': setup.bench.questions, 'pool_covered': setup.covered,
+            **{f'studied_{a}': qs for a, qs in setup.questions.items()}}
+    counts = {k: Counter(map(stratum, v)) for k, v in cols.items()}
+    rows = []
+    for s in sorted(set().union(*counts.values())):
+        r = {'stratum': s}
+        for k, c in counts.items(): r[k], r[f'{k}_share'] = c[s], c[s] / max(1, len(cols[k]))
+        rows.append(r)
+    return pd.DataFrame(rows)

@@ -14,7 +14,7 @@ from .agents import (
 from .core import append_sealed, cache_dir, read_sealed, stable_hash, to_jsonable
 from .corpus import Corpus
 from .data import Question
-from .metrics import SEARCH_ACTIONS, f1_score, ndcg_at_k
+from .metrics import SEARCH_ACTIONS, f1_score, ndcg_at_k, next_search
 
 # %% auto #0
 __all__ = ['omissions', 'omit', 'null_branch', 'next_query_ndcg', 'DocObservation', 'planted_bridges', 'effect', 'cte_logs',
@@ -41,12 +41,10 @@ def null_branch(traj: Trajectory, t: int, agent: Agent) -> Trajectory:
 
 # %% ../nbs/09_intervention.ipynb #cc51c99e
 def next_query_ndcg(traj: Trajectory, t: int, gold_titles: Sequence[str], corpus: Corpus, k: int = 10) -> float | None:
-    ("nDCG@k of the results of `traj`'s search right after step `t` against `gold_titles`; None when step t+1 is no "
-     "search.")
-    if t + 1 >= len(traj.steps): return None
-    s = traj.steps[t + 1]
-    if s.action not in SEARCH_ACTIONS or s.error: return None
-    return ndcg_at_k([corpus.title(h.doc_id) for h in s.hits], gold_titles, k)
+    ("nDCG@k of the results of `traj`'s next query after step `t` (`metrics.next_search`) against `gold_titles`; None "
+     "when it never searched again.")
+    s = next_search(traj, t)
+    return None if s is None else ndcg_at_k([corpus.title(h.doc_id) for h in s.hits], gold_titles, k)
 
 @dataclass
 class DocObservation:
@@ -93,7 +91,8 @@ def cte_logs(agent: Agent, backend) -> tuple[Path, Path]:
     "(branch log, row log) of `agent`'s CTE on `backend`: content-addressed files in the cache."
     fp = agent_fingerprint(agent, backend)
     d = cache_dir('cte')
-    return d / f'{agent.name}-{fp}.branches.jsonl', d / f'{agent.name}-{fp}.rows.jsonl'
+    # rows: e2 since the next query became `metrics.next_search` (a row log of the t+1 rule is not reused)
+    return d / f'{agent.name}-{fp}.branches.jsonl', d / f'{agent.name}-{fp}-e2.rows.jsonl'
 
 def run_cte(agent: Agent,
             backend,                         # the backend the bases were generated with (None for model-free agents)

@@ -25,7 +25,10 @@ def build_agent(name: str, backend, retrieval: Retrieval, profile):
     if name.startswith('single-'):
         return SingleStepRAG(backend, retrieval, name.split('-', 1)[1], k=k, max_doc_chars=chars)
     if name == 'ircot': return IRCoTAgent(backend, retrieval, IRCoTConfig(max_doc_chars=chars, **turns))
-    if name == 'search-r1': return SearchR1Agent(backend, retrieval, SearchR1Config(k=k, max_doc_chars=chars, **turns))
+    if name == 'search-r1':
+        if getattr(profile, 'search_r1_policy', None):   # GRASP's agent, trained with the answer-only reward
+            return GraspAgent(backend, retrieval, GraspConfig(k=k, max_turns=profile.grasp_max_turns), name=name)
+        return SearchR1Agent(backend, retrieval, SearchR1Config(k=k, max_doc_chars=chars, **turns))
     if name == 'react':
         return ReActAgent(backend, retrieval, ReActConfig(shown=profile.react_shown, candidates=profile.candidates,
                                                           max_doc_chars=chars, **turns))

@@ -12,8 +12,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['SEARCH_ACTIONS', 'JUDGE_PROMPT', 'normalize_answer', 'f1_prec_recall', 'f1_score', 'exact_match', 'normalize_title',
-           'ndcg_at_k', 'evidence_recall', 'evidence_precision', 'mean_ci', 'surfaced_titles', 'read_titles',
-           'trajectory_metrics', 'llm_judge']
+           'ndcg_at_k', 'evidence_recall', 'evidence_precision', 'mean_ci', 'cluster_ci', 'paired_ci', 'next_search',
+           'surfaced_titles', 'read_titles', 'trajectory_metrics', 'llm_judge']
 
 # %% ../nbs/08_metrics.ipynb #25d03921
 _ARTICLES = re.compile(r'\b(a|an|the)\b')
@@ -113,8 +113,37 @@ def mean_ci(values: Iterable[float],  # one number per question (or per observat
     lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
     return float(x.mean()), float(lo), float(hi)
 
+# %% ../nbs/08_metrics.ipynb #5debeae0
+def cluster_ci(clusters: Sequence,  # one item per cluster (question): whatever `stat` takes a list of
+               stat: Callable,  # list of clusters -> the statistic (e.g. a share over their pooled rows)
+               alpha: float = 0.05, n_boot: int = 1000, seed: int = 0) -> tuple[float, float, float]:
+    """(statistic, low, high): `stat` of all clusters and its percentile-bootstrap (1 - alpha) interval, resampling
+    whole clusters with replacement. NaN resamples (a statistic undefined on them) are dropped; inf is kept."""
+    clusters = list(clusters)
+    if not clusters: raise ValueError('cluster_ci of no clusters')
+    if not 0 < alpha < 1 or n_boot < 1: raise ValueError(f'need 0 < alpha < 1 and n_boot >= 1, not {alpha}, {n_boot}')
+    value, rng, n = float(stat(clusters)), np.random.default_rng(seed), len(clusters)
+    boots = np.array([stat([clusters[i] for i in rng.integers(0, n, n)]) for _ in range(n_boot)], dtype=float)
+    boots = boots[~np.isnan(boots)]
+    if boots.size == 0: return value, float('nan'), float('nan')
+    lo, hi = np.quantile(boots, [alpha / 2, 1 - alpha / 2], method='inverted_cdf')
+    return value, float(lo), float(hi)
+
+def paired_ci(a: Iterable[float], b: Iterable[float],  # one number per question each, in the same question order
+              **kw) -> tuple[float, float, float]:
+    "(mean of a - b, low, high): the paired difference over questions and its percentile-bootstrap interval."
+    a, b = np.asarray(list(a), dtype=float), np.asarray(list(b), dtype=float)
+    if a.shape != b.shape: raise ValueError(f'paired_ci needs one value per question in both: {a.size} vs {b.size}')
+    return mean_ci(a - b, **kw)
+
 # %% ../nbs/08_metrics.ipynb #81e8f471
 SEARCH_ACTIONS = ('search', 'semantic_search', 'keyword_search')
+
+def next_search(traj, t: int):
+    """The agent's *next query* after step `t`: the first later step that is a search with a query and ran without
+    error (steps in between that read or failed are skipped); None if it never searched again. The bridge study's
+    Δnext-query (`intervention.next_query_ndcg`) and entity propagation (`entities.next_query`) both read it."""
+    return next((s for s in traj.steps[t + 1:] if s.action in SEARCH_ACTIONS and s.argument and not s.error), None)
 
 def surfaced_titles(traj, corpus, tools: Sequence[str] = SEARCH_ACTIONS) -> list[str]:
     "Titles of all hits returned by the searches of `traj` made with `tools`."

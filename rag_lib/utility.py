@@ -256,23 +256,30 @@ def ctu_agreement(rows: Sequence[ScoredObservation], zero_point: float = CTUBoun
 
 # %% ../nbs/10_utility.ipynb #c0e73b42
 def bridge_ground_truth(rows: Sequence[ScoredObservation], questions: Sequence[Question]) -> 'pd.DataFrame':
-    "Precision and recall of cell C against the planted bridges of the world's bridge questions, per agent and scope."
+    """Cell C against the planted bridges, per agent, over all studied questions (the cell-C share's population),
+    the world's bridge questions, and those answered right: cell-C share, precision, recall."""
     import pandas as pd
-    qs = {q.id: q for q in questions if q.dataset == 'world' and q.type == 'bridge'}
+    qs = {q.id: q for q in questions}
+    bridge_q = {i for i, q in qs.items() if q.dataset == 'world' and q.type == 'bridge'}
     recs = []
     for agent in sorted({r.agent for r in rows}):
-        mine = [r for r in rows if r.agent == agent and r.qid in qs and r.cell is not None]
-        right = {r.qid for r in mine if r.base_f1 == 1.0}
-        for scope, keep in (('answered right', right), ('all bridge questions', {r.qid for r in mine})):
+        mine = [r for r in rows if r.agent == agent and r.cell is not None]
+        studied = {r.qid for r in mine}
+        right = {r.qid for r in mine if r.qid in bridge_q and r.base_f1 == 1.0}
+        for scope, keep in (('all studied questions', studied), ('all bridge questions', studied & bridge_q),
+                            ('answered right', right)):
             rs = [r for r in mine if r.qid in keep]
             first = {}
             for r in sorted(rs, key=lambda r: (r.qid, r.t, r.rank)):
                 if r.bridge: first.setdefault((r.qid, r.doc_id), r)
             in_c = [r for r in rs if r.cell == 'C']
-            recs.append({'agent': agent, 'scope': scope, 'questions': len(keep), 'planted_bridges': len(first),
-                         'recall': sum(r.cell == 'C' for r in first.values()) / len(first) if first else float('nan'),
-                         'cell_c': len(in_c),
-                         'precision': sum(r.bridge for r in in_c) / len(in_c) if in_c else float('nan'),
+            share = lambda k, n: k / n if n else float('nan')
+            recs.append({'agent': agent, 'scope': scope, 'questions': len(keep), 'observations': len(rs),
+                         'cell_c': len(in_c), 'cell_c_share': share(len(in_c), len(rs)),
+                         'planted_bridges': len(first),
+                         'recall': share(sum(r.cell == 'C' for r in first.values()), len(first)),
+                         'precision': share(sum(r.bridge for r in in_c), len(in_c)),
+                         'cell_c_gold': share(sum(r.gold for r in in_c), len(in_c)),
                          'median_ctu_planted': float(np.median([r.ctu for r in first.values()])) if first
                          else float('nan')})
     return pd.DataFrame(recs)

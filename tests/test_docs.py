@@ -21,8 +21,9 @@ def test_site_has_a_page_per_notebook(tmp_path, monkeypatch):
     for page in ('results', 'claims'): assert (site / page / 'index.html').is_file(), page
     promoted = pipeline.artifacts_root() / 'notebooks'
     if promoted.is_dir():   # the experiment pages show the last promoted run, with its outputs
-        for nb in experiments:
-            if (promoted / nb.name).exists(): assert '(not run yet)' not in (site / 'experiments' / nb.stem / 'index.html').read_text()
+        nav = pipeline.docs_sources(ROOT, tmp_path / 'nav')
+        for label, path in (kv for d in nav if 'Experiments' in d for e in d['Experiments'] for kv in e.items()):
+            assert ('(not run yet)' in label) == (not (promoted / Path(path).name).exists()), label
     for fig in sorted((pipeline.artifacts_root() / 'figures').glob('*.png')):
         assert (site / 'figures' / fig.name).is_file()
     assert (site / 'extra' / 'mathjax' / 'MathJax.js').is_file()   # math is typeset offline, from the site itself

@@ -94,7 +94,7 @@ def test_help_fields_lists_every_profile_field(env):
             head = next(l for l in lines if l.startswith(f'{f.name}: '))
             assert head.startswith(f'{f.name}: {f.type} = {f.default!r}'), head
             assert f.metadata['help'].split()[0] in out
-    assert 'n_questions: int = 30  (>= 1)' in lines and '    profile name, recorded in the manifest' in lines
+    assert 'n_questions: int = 50  (>= 1)' in lines and '    profile name, recorded in the manifest' in lines
 
 
 # --- checks before work ----------------------------------------------------------------------------

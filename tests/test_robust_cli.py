@@ -92,13 +92,13 @@ def test_smallest_profile_runs_every_notebook(env, tmp_path):
 
 def test_bridge_study_without_entity_observations(env, tmp_path):
     """Issue 19 item 8 (the example it gives): three bridge questions of the rule agent failed in 04_bridge with
-    KeyError 'rule' (an empty entity-propagation table); now the notebook says so and reports the checks unmeasured."""
+    KeyError 'rule' (an empty entity-propagation table); now the notebook says so and records no propagation claim."""
     r = subprocess.run([*RAG_LIB, 'reproduce', '--only', '04_bridge', '--set', 'name=bridge3', 'datasets=world',
                         'n_questions=1', 'agent_questions=1', 'agents=rule', 'llm_backend=scripted',
-                        'bridge_agents=rule', 'bridge_questions=3'], env=env, cwd=ROOT, capture_output=True, text=True,
+                        'bridge_agents=rule', 'bridge_questions=3', 'bridge_llm_questions=1', 'bridge_pool=1'], env=env, cwd=ROOT, capture_output=True, text=True,
                        timeout=1200)
     assert r.returncode == 0, r.stderr[-3000:]
     run = next((tmp_path / 'artifacts' / 'runs').glob('bridge3-*'))
     assert 'rule: no entity observations' in (run / '04_bridge.ipynb').read_text()
-    checks = (run / 'tables' / 'bridge_checks.csv').read_text().splitlines()
-    assert any(l.startswith('rule,propagation ratio high/low OER (H1),') and l.endswith(',') for l in checks), checks
+    claims = (run / 'tables' / 'bridge_claims.csv').read_text()
+    assert 'bridge.cell_c_share' in claims and 'bridge.propagation_ratio' not in claims, claims   # unmeasured: no row

@@ -24,9 +24,9 @@ class Profile:
     name: str = field(default='cpu', metadata={'help': 'profile name, recorded in the manifest'})
     datasets: tuple = field(default=DATASET_NAMES, metadata={'choices': DATASET_NAMES,
         'help': "'world' is the generated default; real ones are used when present on disk"})
-    n_questions: int = field(default=30, metadata={'min': 1,
-        'help': 'questions sampled per dataset (GRASP: 500); the cpu profile uses 30 (their paragraphs and sentences '
-                'are embedded: about 2 minutes on 2 cores)'})
+    n_questions: int = field(default=50, metadata={'min': 1,
+        'help': 'questions sampled per dataset (GRASP: 500); the cpu profile uses 50 (their paragraphs and sentences '
+                'are embedded on 2 cores)'})
     corpus_scope: str = field(default='sample', metadata={'choices': ('split', 'sample'),
         'help': "'split': corpus of all questions in the file (as the papers); 'sample': of the sampled ones (fast "
                 'on CPU)'})
@@ -56,9 +56,10 @@ class Profile:
     gpu_memory_utilization: float = field(default=0.85, metadata={'min': 0.05, 'max': 1.0,
         'help': "vLLM: share of each GPU's memory its engines take together (split between them when a run needs "
                 'two at once)'})
-    max_live: int = field(default=16, metadata={'min': 1,
+    max_live: int = field(default=32, metadata={'min': 1,
         'help': "trajectories the runner advances together, one batched model call per round (vLLM's continuous "
-                'batching wants hundreds: the gpu profile 256; the cpu profile 16)'})
+                'batching wants hundreds: the gpu profile 256; the cpu profile 32, 17% faster than 16 for the trained '
+                'GRASP policy on 2 cores)'})
     cte_round: int = field(default=32, metadata={'min': 1,
         'help': "counterfactual branches of the bridge study advanced together (gpu: 512; cpu: 32)"})
     encoder_device: str | None = field(default=None, metadata={
@@ -69,9 +70,13 @@ class Profile:
     agents: tuple = field(
         default=('rule', 'single-keyword', 'single-semantic', 'single-hybrid', 'ircot', 'search-r1', 'base'),
         metadata={'help': "methods of the agent evaluation ('base' = GRASP's agent untrained); see methods.AGENTS"})
-    agent_questions: int = field(default=1, metadata={'min': 1,
-        'help': 'questions per dataset the agents are evaluated on (GRASP: 500; the cpu profile: a smoke-scale 1, to '
-                'fit its 20-minute budget)'})
+    agent_datasets: tuple = field(default=('world',), metadata={'choices': DATASET_NAMES,
+        'help': "datasets the agents are evaluated on (of those in datasets; GRASP: its benchmarks). The cpu profile: "
+                "the world only: each LLM method costs 3-10 s a question there and the trained policies transfer "
+                "little to the real samples (their reference records evaluate them on 50 questions of each)"})
+    agent_questions: int = field(default=40, metadata={'min': 1,
+        'help': 'questions per dataset the agents are evaluated on, the first of its n_questions (GRASP: 500; the cpu '
+                'profile: 40, where the main comparisons are decided within its hour); at most n_questions are used'})
     max_turns: int | None = field(default=4, metadata={'min': 2,
         'help': "turn budget of the multi-step agents; None: each method's own (GRASP's T = 10)"})
     rule_max_turns: int = field(default=4, metadata={'min': 2,
@@ -90,11 +95,15 @@ class Profile:
         'help': 'agents the bridge study runs side by side (paper: one ReAct agent)'})
     bridge_questions: int = field(default=100, metadata={'min': 1,
         'help': 'bridge study questions for agents without a model (paper: 1,000 stratified)'})
-    bridge_llm_questions: int = field(default=1, metadata={'min': 1,
+    bridge_llm_questions: int = field(default=30, metadata={'min': 1,
         'help': 'bridge study questions for LLM agents (their replays cost model calls; paper: 1,000)'})
+    bridge_pool: int = field(default=3, metadata={'min': 1,
+        'help': 'questions sampled per studied question before the coverage filter; each agent then studies covered '
+                'questions in the type-and-level mix of the sample before the filter'})
     bridge_sample: str = field(default='uniform', metadata={'choices': ('uniform', 'stratified'),
         'help': 'question sample of the bridge study; paper: stratified by type and level'})
-    bridge_max_turns: int = field(default=4, metadata={'min': 2, 'help': 'turn budget of the bridge study agents'})
+    bridge_max_turns: int = field(default=8, metadata={'min': 2,
+        'help': 'turn budget of the bridge study agents (the trained ReAct policy was trained and evaluated at 8)'})
     sru_threshold: float = field(default=0.0, metadata={'help': 'high SRU: SRU > this (paper: a positive F1 gain)'})
     proxy_threshold: float = field(default=0.5, metadata={'min': 0.0, 'max': 1.0,
         'help': 'high proxy SRU: above this (scores normalized within the shown set)'})
@@ -103,21 +112,33 @@ class Profile:
                 'the cpu policy was trained with 8)'})
     grasp_llm: str | None = field(default=None, metadata={
         'help': "model of GRASP's Base and trained policy (GRASP: Qwen2.5-3B-Instruct); None: the profile's llm"})
-    grasp_policy: str | None = field(default='artifacts/reference/grasp-smollm2/adapter', metadata={
+    grasp_policy: str | None = field(default='artifacts/reference/grasp-smollm2-v4/grpo-adapter', metadata={
         'help': 'the trained GRASP policy (a path, relative to the project root): a LoRA adapter of grasp_llm (peft: '
                 'adapter_config.json) or a merged Hugging Face model folder (what verl.model_merger writes: '
-                'config.json and *.safetensors); None: no trained policy is evaluated'})
-    grasp_questions: int = field(default=2, metadata={'min': 1,
+                'config.json and *.safetensors); None: no trained policy is evaluated. Its training log, when the '
+                "folder is '<stage>-adapter' beside '<stage>.log.jsonl' (a reference record), is the training curve"})
+    search_r1_policy: str | None = field(default='artifacts/reference/grasp-smollm2-v4/search-r1-adapter', metadata={
+        'help': "the Search-R1-style policy: GRASP's agent trained by the same GRPO with the answer-only reward (a "
+                "LoRA adapter of grasp_llm or a merged model); the method 'search-r1' is it, with GRASP's tools and "
+                "prompt. None: 'search-r1' is the Search-R1 prompt on the profile's llm, untrained"})
+    react_policy: str | None = field(default='artifacts/reference/react-smollm2-t8/react-v4-adapter', metadata={
+        'help': "the trained ReAct policy of the bridge study (a LoRA adapter of llm, or a merged model); None: the "
+                "profile's llm untrained"})
+    reader_policy: str | None = field(default='artifacts/reference/reader-smollm2-v5/adapter', metadata={
+        'help': "the trained reader (a LoRA adapter of llm, or a merged model): SRU's history-free reader for every "
+                "bridge agent and the single-step baselines' answerer. None: the profile's llm untrained (and the "
+                "rule policy's own answer rule as its SRU reader)"})
+    grasp_questions: int = field(default=40, metadata={'min': 1,
         'help': 'held-out world questions of trained vs Base, the ablations and the tool-use figure (GRASP: 500 per '
-                'benchmark; the reference record: 30)'})
-    train_steps: int = field(default=2, metadata={'min': 0,
-        'help': 'GRPO steps run inside the chain for the training curve (0: none; GRASP: 270)'})
+                "benchmark; the cpu profile: the main table's 40)"})
+    train_steps: int = field(default=0, metadata={'min': 0,
+        'help': "GRPO steps run inside the chain (0: none, the curve is the trained policy's own log; GRASP: 270)"})
     train_prompts: int = field(default=1, metadata={'min': 1,
         'help': 'questions per in-chain GRPO step (GRASP: 64; the cpu profile: 1, a step of 4 rollouts took 77-137 s '
                 'on 2 cores)'})
     train_group_size: int = field(default=4, metadata={'min': 2,
         'help': 'rollouts per question of an in-chain GRPO step'})
-    train_init: str | None = field(default='artifacts/reference/grasp-smollm2/warm-start-adapter', metadata={
+    train_init: str | None = field(default='artifacts/reference/grasp-smollm2-v4/grasp-v4-adapter', metadata={
         'help': 'LoRA adapter the in-chain GRPO starts from (the committed warm start); None: a fresh adapter on the '
                 'base model'})
     judge: bool = field(default=False, metadata={
@@ -127,8 +148,9 @@ class Profile:
         hints = typing.get_type_hints(Profile)
         for f in dataclasses.fields(self): _check_field(f, hints[f.name], getattr(self, f.name))
         check_name(self.name, 'profile field name')
-        if self.agent_questions > self.n_questions:
-            raise ValueError(f'agent_questions={self.agent_questions} exceeds n_questions={self.n_questions}')
+        if not set(self.agent_datasets) & set(self.datasets):
+            raise ValueError(f'agent_datasets={list(self.agent_datasets)}: none of them is in datasets='
+                             f'{list(self.datasets)}')
         if self.top_k > self.candidates: raise ValueError(f"top_k={self.top_k} exceeds candidates={self.candidates}")
         if self.react_shown > self.candidates:
             raise ValueError(f"react_shown={self.react_shown} exceeds candidates={self.candidates}")
@@ -295,10 +317,16 @@ PROFILES = {
                    bridge_dataset='hotpotqa', bridge_agents=('react',), bridge_questions=1000,
                    bridge_llm_questions=1000, bridge_sample='stratified', bridge_max_turns=6,
                    grasp_max_turns=10, grasp_llm='Qwen/Qwen2.5-3B-Instruct',
-                   grasp_policy='outputs/verl/merged/global_step_270', grasp_questions=500, train_steps=0,
+                   grasp_policy='outputs/verl/merged/global_step_270', search_r1_policy=None, react_policy=None,
+                   reader_policy=None, grasp_questions=500, train_steps=0,
                    train_init=None, judge=True, max_live=256, cte_round=512, encoder_device='cuda',
-                   encoder_dtype='bfloat16', encoder_batch=64),
+                   encoder_dtype='bfloat16', encoder_batch=64, agent_datasets=DATASET_NAMES),
 }
+# what the tests run end to end (`tests/test_smoke.py`): the cpu profile's trained agents through every notebook, a
+# few questions each, in minutes
+PROFILES['smoke'] = dataclasses.replace(PROFILES['cpu'], name='smoke', datasets=('world', 'hotpotqa'),
+                                        n_questions=8, agent_questions=3, grasp_questions=3, bridge_questions=8,
+                                        bridge_llm_questions=3, bridge_pool=2)
 
 def resolve_profile(base: str | Profile | dict = 'cpu',  # a profile name, a Profile, or a mapping of fields
                     overrides: dict | None = None,  # field -> value; strings are parsed as by `parse_value`

@@ -14,7 +14,7 @@ from ..agents import Trajectory
 from ..data import Question, normalize_text
 from .linking import EntityLinker
 from .oer import OERConfig, is_high, oer_bucket, step_oer
-from ..metrics import SEARCH_ACTIONS
+from ..metrics import SEARCH_ACTIONS, next_search
 
 # %% auto #0
 __all__ = ['PAPER_H1', 'H1_MIN_RATIO', 'CELLS', 'next_query', 'names_in', 'EntityObservation', 'entity_observations',
@@ -23,8 +23,9 @@ __all__ = ['PAPER_H1', 'H1_MIN_RATIO', 'CELLS', 'next_query', 'names_in', 'Entit
 
 # %% ../../nbs/11c_entities_propagation.ipynb #0d679290
 def next_query(traj: Trajectory, t: int) -> str | None:
-    "The query of the first search after step `t` of `traj`; None if the agent never searched again."
-    return next((s.argument for s in traj.steps[t + 1:] if s.action in SEARCH_ACTIONS and s.argument), None)
+    "The query of `traj`'s next search after step `t` (`metrics.next_search`); None if it never searched again."
+    s = next_search(traj, t)
+    return None if s is None else s.argument
 
 def names_in(text: str, forms: Iterable[str]) -> bool:
     "Whether normalized `text` contains one of the normalized `forms` as whole words."
@@ -104,8 +105,9 @@ def _interval(x: np.ndarray, alpha: float) -> tuple[float, float]:
     method = 'inverted_cdf' if np.isinf(x).any() else 'linear'   # no interpolation between infinite ratios
     return tuple(float(v) for v in np.quantile(x, [alpha / 2, 1 - alpha / 2], method=method))
 
-def _rates(g: pd.DataFrame, masks: Sequence[np.ndarray], n_boot: int, seed: int):
-    "Per mask: rows and propagated rows, and (n_boot, masks) rates over questions resampled with replacement."
+def _rates(g: pd.DataFrame, masks: Sequence[np.ndarray], n_boot: int, seed: int, smooth: bool = False):
+    """Per mask: rows and propagated rows, and (n_boot, masks) rates over questions resampled with replacement
+    (`smooth`: each replicate's rate drawn from its Jeffreys posterior, Beta(k + 1/2, n - k + 1/2))."""
     hit = g['in_next_query'].to_numpy(bool)
     cols = np.stack([c for m in masks for c in (m & hit, m)], axis=1).astype(float)     # (rows, 2 * masks)
     # (questions, 2 * masks)
@@ -114,17 +116,22 @@ def _rates(g: pd.DataFrame, masks: Sequence[np.ndarray], n_boot: int, seed: int)
     w = np.random.default_rng(seed).multinomial(Q, np.full(Q, 1 / Q), size=n_boot) if Q else np.zeros((n_boot, 0))
     boot = w @ sums                                                                      # (n_boot, 2 * masks)
     with np.errstate(divide='ignore', invalid='ignore'): rates = boot[:, 0::2] / boot[:, 1::2]
+    if smooth:
+        k, m = boot[:, 0::2], boot[:, 1::2]
+        draw = np.random.default_rng(seed + 1).beta(k + 0.5, np.maximum(m - k, 0) + 0.5)
+        rates = np.where(m > 0, draw, np.nan)
     tot = sums.sum(0) if Q else np.zeros(2 * len(masks))
     return tot[1::2].astype(int), tot[0::2].astype(int), rates, Q
 
 def _contrast(df: pd.DataFrame, first: pd.Series, second: pd.Series, names: tuple[str, str],
-              n_boot: int, alpha: float, seed: int) -> pd.DataFrame:
+              n_boot: int, alpha: float, seed: int, smooth: bool = False) -> pd.DataFrame:
     "Per agent: the propagation rates of rows in `first` and in `second`, their ratio, n, and bootstrap intervals."
     rows = []
     for agent in sorted(df['agent'].unique()):
         sel = ((df['agent'] == agent) & (first | second)).to_numpy()
         g = df[sel]
-        n, hits, boot, Q = _rates(g, [first[sel].to_numpy(bool), second[sel].to_numpy(bool)], n_boot, seed)
+        n, hits, boot, Q = _rates(g, [first[sel].to_numpy(bool), second[sel].to_numpy(bool)], n_boot, seed,
+                                  smooth)
         with np.errstate(divide='ignore', invalid='ignore'):
             rate = hits / n; ratio = rate[0] / rate[1]; bratio = boot[:, 0] / boot[:, 1]
         row = {'agent': agent, 'n': int(n.sum()), 'n_questions': Q}
@@ -133,22 +140,27 @@ def _contrast(df: pd.DataFrame, first: pd.Series, second: pd.Series, names: tupl
             row[f'rate_{name}_lo'], row[f'rate_{name}_hi'] = _interval(boot[:, i], alpha)
         row['ratio'] = float(ratio)
         row['ratio_lo'], row['ratio_hi'] = _interval(bratio, alpha)
+        row['diff'] = float(rate[0] - rate[1])   # the difference of the two rates, and its interval (same resamples)
+        row['diff_lo'], row['diff_hi'] = _interval(boot[:, 0] - boot[:, 1], alpha)
         rows.append(row)
     cols = ['agent', 'n', 'n_questions'] + [f'{k}_{name}{s}' for name in names for k, s in
-            (('n', ''), ('rate', ''), ('rate', '_lo'), ('rate', '_hi'))] + ['ratio', 'ratio_lo', 'ratio_hi']
+            (('n', ''), ('rate', ''), ('rate', '_lo'), ('rate', '_hi'))] + ['ratio', 'ratio_lo', 'ratio_hi', 'diff',
+                                                                         'diff_lo', 'diff_hi']
     return pd.DataFrame(rows, columns=cols)
 
 # %% ../../nbs/11c_entities_propagation.ipynb #2640690d
 def h1_table(obs: Sequence[EntityObservation] | pd.DataFrame,
              config: OERConfig = OERConfig(),  # `high`: the high/low split
              new_only: bool = False,  # leave out entities the question or an earlier query already named
-             n_boot: int = 1000, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
+             n_boot: int = 1000, alpha: float = 0.05, seed: int = 0,
+             smooth: bool = False) -> pd.DataFrame:  # Jeffreys-smoothed replicates (`_rates`): a 0 of n has an interval
     "H1 per agent: propagation rates of high- and low-OER entities, their ratio, n, and question-bootstrap intervals."
     df = observations_frame(obs)
     keep = ~df['known'] if new_only else pd.Series(True, index=df.index)
     defined = df['oer'].notna()
     high = pd.Series(is_high(df['oer'], config), index=df.index)
-    out = _contrast(df, keep & defined & high, keep & defined & ~high, ('high', 'low'), n_boot, alpha, seed)
+    out = _contrast(df, keep & defined & high, keep & defined & ~high, ('high', 'low'), n_boot, alpha, seed,
+                    smooth)
     undefined = (keep & ~defined).groupby(df['agent']).sum()
     out['n_undefined'] = [int(undefined.get(a, 0)) for a in out['agent']]
     return out
@@ -169,13 +181,15 @@ def h2_table(obs: Sequence[EntityObservation] | pd.DataFrame,
              config: OERConfig = OERConfig(),
              discriminative_only: bool = True,  # only high-OER entities (the paper's H2)
              new_only: bool = False,  # leave out entities the question or an earlier query already named
-             n_boot: int = 1000, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
+             n_boot: int = 1000, alpha: float = 0.05, seed: int = 0,
+             smooth: bool = False) -> pd.DataFrame:  # Jeffreys-smoothed replicates, as `h1_table`
     ("H2 per agent: propagation of (discriminative) entities from cell-C (bridge) versus cell-A documents, with "
      "intervals.")
     df = with_cells(obs, cells)
     keep = pd.Series(is_high(df['oer'], config) if discriminative_only else True, index=df.index)
     if new_only: keep &= ~df['known']
-    out = _contrast(df, keep & (df['cell'] == 'C'), keep & (df['cell'] == 'A'), ('C', 'A'), n_boot, alpha, seed)
+    out = _contrast(df, keep & (df['cell'] == 'C'), keep & (df['cell'] == 'A'), ('C', 'A'), n_boot, alpha, seed,
+                    smooth)
     without = (keep & df['cell'].isna()).groupby(df['agent']).sum()
     out['n_without_cell'] = [int(without.get(a, 0)) for a in out['agent']]
     return out

@@ -5,11 +5,11 @@
 # %% auto #0
 __all__ = ['RUN_DIR_ENV', 'NOTEBOOK_ENV', 'CLAIMS', 'CLAIMS_BY_ID', 'PAPERS', 'SPACY_MODELS', 'PACKAGES', 'experiment_notebooks',
            'artifacts_root', 'run_output_dir', 'current_notebook', 'markdown_table', 'save_table', 'save_figure',
-           'Claim', 'format_value', 'check_threshold', 'passes', 'threshold_text', 'record_claim', 'recorded_claims',
-           'render_claims', 'real_datasets', 'check_profile', 'package_versions', 'git_state', 'source_digest',
-           'input_digests', 'notebook_inputs', 'notebook_status', 'RunLocked', 'run_lock', 'promote', 'ProfileProblems',
-           'NotebookFailed', 'run_chain', 'docs_sources', 'build_docs', 'main', 'find_llm', 'find_encoder',
-           'fields_help']
+           'Claim', 'format_value', 'format_run', 'check_threshold', 'passes', 'threshold_text', 'rule_text', 'verdict',
+           'claims_frame', 'claims_figure', 'record_claim', 'recorded_claims', 'render_claims', 'real_datasets',
+           'check_profile', 'package_versions', 'git_state', 'source_digest', 'input_digests', 'notebook_inputs',
+           'notebook_status', 'RunLocked', 'run_lock', 'promote', 'ProfileProblems', 'NotebookFailed', 'run_chain',
+           'docs_sources', 'build_docs', 'main', 'find_llm', 'find_encoder', 'fields_help']
 
 # %% ../../nbs/15_pipeline.ipynb #67be8d4f
 from ..core import source_digest
@@ -17,8 +17,8 @@ from .artifacts import (
     NOTEBOOK_ENV, RUN_DIR_ENV, artifacts_root, current_notebook,
     markdown_table, run_output_dir, save_figure, save_table)
 from .claims import (
-    CLAIMS, CLAIMS_BY_ID, PAPERS, Claim, check_threshold, format_value, passes, record_claim, recorded_claims,
-    render_claims, threshold_text)
+    CLAIMS, CLAIMS_BY_ID, PAPERS, Claim, check_threshold, claims_figure, claims_frame, format_run, format_value, passes,
+    record_claim, recorded_claims, render_claims, rule_text, threshold_text, verdict)
 from .preflight import SPACY_MODELS, check_profile, find_encoder, find_llm, real_datasets
 from .chain import (
     PACKAGES, NotebookFailed, ProfileProblems, RunLocked, experiment_notebooks, git_state, input_digests,
@@ -27,7 +27,8 @@ from .docs import build_docs, docs_sources
 from .cli import fields_help, main
 _all_ = ['RUN_DIR_ENV', 'NOTEBOOK_ENV', 'CLAIMS', 'CLAIMS_BY_ID', 'PAPERS', 'SPACY_MODELS', 'PACKAGES',
         'experiment_notebooks', 'artifacts_root', 'run_output_dir', 'current_notebook', 'markdown_table',
-        'save_table', 'save_figure', 'Claim', 'format_value', 'check_threshold', 'passes', 'threshold_text',
+        'save_table', 'save_figure', 'Claim', 'format_value', 'format_run', 'check_threshold', 'passes',
+        'threshold_text', 'rule_text', 'verdict', 'claims_frame', 'claims_figure',
         'record_claim', 'recorded_claims', 'render_claims', 'real_datasets', 'check_profile',
         'package_versions', 'git_state', 'source_digest', 'input_digests', 'notebook_inputs',
         'notebook_status', 'RunLocked', 'run_lock', 'promote', 'ProfileProblems', 'NotebookFailed',

@@ -13,7 +13,7 @@ from ..core import (
     project_root, read_jsonl, resolve_profile, source_digest, stable_hash)
 from ..core.profile import resolved_compute
 from .artifacts import NOTEBOOK_ENV, RUN_DIR_ENV, artifacts_root
-from .claims import recorded_claims, render_claims
+from .claims import PAPERS, recorded_claims, render_claims
 from rag_lib.pipeline.preflight import (
     capped, check_profile, dataset_sizes, estimate_line, find_encoder, find_llm, machine_problems, plan_lines,
     real_datasets)
@@ -356,7 +356,8 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
             done = [n['notebook'][:-len('.ipynb')] for n in manifest['notebooks'] if n['status'] == 'done']
             atomic_write_text(run_dir / 'manifest.json',
                               json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + '\n')
-            claims = render_claims(recorded_claims(run_dir, done), prof, [p.stem for p in chain], done)
+            figs = {p: f'figures/claims_{p}.png' for p in PAPERS if (run_dir / 'figures' / f'claims_{p}.png').exists()}
+            claims = render_claims(recorded_claims(run_dir, done), prof, [p.stem for p in chain], done, figures=figs)
             atomic_write_text(run_dir / 'CLAIMS.md', claims)
             incomplete = (None if manifest['complete']
                           else f'an incomplete run: {len(done)} of {len(chain)} notebooks have outputs')

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/15a_pipeline_claims.ipynb #4be00755
 from __future__ import annotations
-import math
+import math, re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,36 +13,60 @@ from ..core.profile import resolved_compute
 from .artifacts import current_notebook, run_output_dir
 
 # %% auto #0
-__all__ = ['CLAIMS', 'CLAIMS_BY_ID', 'PAPERS', 'Claim', 'format_value', 'passes', 'check_threshold', 'threshold_text',
-           'record_claim', 'recorded_claims', 'render_claims']
+__all__ = ['CLAIMS', 'CLAIMS_BY_ID', 'PAPERS', 'Claim', 'format_value', 'format_run', 'passes', 'check_threshold',
+           'threshold_text', 'rule_text', 'verdict', 'record_claim', 'recorded_claims', 'claims_frame', 'run_text',
+           'n_text', 'anchor', 'verdict_counts', 'render_claims', 'claims_figure']
 
 # %% ../../nbs/15a_pipeline_claims.ipynb #d2e3f4a5
 @dataclass(frozen=True)
 class Claim:
-    "One quantitative claim of a paper, with the paper's number and any pre-registered threshold."
+    "One quantitative claim of a paper: the paper's number, and the test that decides it on a run's interval."
     id: str                 # '<paper>.<name>', the key `record_claim` takes
     paper: str              # 'bridge' (Bridge Evidence) or 'grasp' (GRASP)
     text: str               # the claim in words
     value: float | bool     # the paper's number (True: a direction the paper reports as holding)
     fmt: str = 'num'        # how values print: 'num', 'num3', 'pct', 'times', 'int', 'bool'
-    threshold: tuple | None = None  # pre-registered check on a run's value, e.g. ('>=', 0.20)
+    threshold: tuple | None = None  # the paper's pre-registered check on a run's value, e.g. ('>=', 0.20)
     needs: str = ''         # glob of the experiment notebooks that measure it
+    # this registry's test where the paper pre-registered none: ('>=', t) ... on the value, or ('near', target, tol):
+    # within tol of target. A direction (fmt 'bool') is tested as ('>', 0) on its statistic `stat` unless given.
+    # None: a count or a setting, reported without a verdict.
+    test: tuple | None = None
+    stat: str = ''          # a direction: the number a run records for it, whose sign decides (its margin)
+    stat_fmt: str = 'num3'  # how that number prints
 
     def __post_init__(self):
-        if self.fmt not in _FORMATS:
-            raise ValueError(f'claim {self.id}: fmt {self.fmt!r} is not one of {sorted(_FORMATS)}')
-        if self.threshold is not None and self.threshold[0] not in _OPS:
-            raise ValueError(f'claim {self.id}: threshold operator {self.threshold[0]!r} is not one of {sorted(_OPS)}')
+        for f in (self.fmt, self.stat_fmt):
+            if f not in _FORMATS: raise ValueError(f'claim {self.id}: fmt {f!r} is not one of {sorted(_FORMATS)}')
+        for t in (self.threshold, self.test):
+            if t is not None and t[0] not in (*_OPS, 'near'):
+                raise ValueError(f"claim {self.id}: test operator {t[0]!r} is not one of {sorted(_OPS)} or 'near'")
+        if self.fmt == 'bool' and not self.stat:
+            raise ValueError(f'claim {self.id}: a direction needs `stat`, the number whose sign decides it')
+
+    @property
+    def rule(self) -> tuple | None:
+        "The test a run's interval is held to: the paper's threshold, else this registry's test, else None."
+        return self.threshold or self.test or (('>', 0.0) if self.fmt == 'bool' else None)
 
 _FORMATS = {'num': lambda v: f'{v:g}', 'num3': lambda v: f'{v:.3f}', 'pct': lambda v: f'{100 * v:.1f}%',
-            'times': lambda v: f'{v:.2f}×', 'int': lambda v: f'{v:,.0f}',
+            'times': lambda v: f'{v:.2f}×', 'int': lambda v: f'{v:,.0f}', 'signed': lambda v: f'{v:+.3f}',
             'bool': lambda v: 'holds' if v else 'does not hold'}
 _OPS = {'>=': (lambda a, b: a >= b, '≥'), '>': (lambda a, b: a > b, '>'), '<=': (lambda a, b: a <= b, '≤'),
         '<': (lambda a, b: a < b, '<')}
 
+def _fmt_num(f: str, v) -> str:
+    "`v` in format `f`; ∞ for an unbounded value."
+    if isinstance(v, float) and math.isinf(v): return ('−' if v < 0 else '') + ('∞×' if f == 'times' else '∞')
+    return _FORMATS[f](v)
+
 def format_value(claim: Claim, v) -> str:
     "`v` printed the way the claim's paper prints it."
-    return _FORMATS[claim.fmt](v)
+    return _fmt_num(claim.fmt, v)
+
+def format_run(claim: Claim, v) -> str:
+    "A run's recorded number printed: the paper's format, a direction's statistic in `stat_fmt`."
+    return _fmt_num(claim.stat_fmt if claim.fmt == 'bool' else claim.fmt, v)
 
 def passes(claim: Claim, v) -> bool:
     "Whether value `v` meets the claim's pre-registered threshold (the claim must have one)."
@@ -51,7 +75,8 @@ def passes(claim: Claim, v) -> bool:
     return bool(_OPS[op][0](v, t))
 
 def check_threshold(claim: Claim, v) -> str:
-    "'pass (≥ 20.0%)' / 'fail (≥ 20.0%)' for a pre-registered threshold, else a sentence saying there is none."
+    """'pass (pre-registered ≥ 20.0%)' / 'fail (...)': the point estimate against the paper's threshold, else a
+    sentence saying there is none. A claim's verdict reads its interval instead (`verdict`)."""
     if claim.threshold is None: return 'no pre-registered threshold'
     op, t = claim.threshold
     return f"{'pass' if passes(claim, v) else 'fail'} (pre-registered {_OPS[op][1]} {format_value(claim, t)})"
@@ -63,25 +88,70 @@ def threshold_text(claim: Claim) -> str:
     op, t = claim.threshold
     return f'{op} {t:.2f}' if claim.fmt == 'pct' else f'{op} {t:g}'
 
+def rule_text(claim: Claim) -> str:
+    "The test that decides the claim, in words: 'CI ≥ 20.0% (pre-registered)', 'CI within 0.000 ± 0.100', ..."
+    r = claim.rule
+    if r is None: return 'none: a count or a setting, reported'
+    f = claim.stat_fmt if claim.fmt == 'bool' else claim.fmt
+    if r[0] == 'near': return f'95% CI within {_fmt_num(f, r[1])} ± {_fmt_num(f, r[2]).lstrip("+")}'
+    what = f'{claim.stat} ' if claim.fmt == 'bool' else ''
+    src = ' (pre-registered by the paper)' if claim.threshold else ''
+    return f'{what}95% CI {_OPS[r[0]][1]} {_fmt_num(f, r[1])}{src}'
+
+# %% ../../nbs/15a_pipeline_claims.ipynb #22f1733c
+def _sig2(x: float) -> int:
+    "`x` rounded up to two significant digits (an estimate of a sample size, not a count)."
+    x = math.ceil(round(x, 6))   # 400.0000001 from float rounding is 400
+    if x < 100: return x
+    e = 10 ** (len(str(x)) - 2)
+    return math.ceil(x / e) * e
+
+def verdict(claim: Claim, rec: dict) -> str:
+    """'holds' / 'does not hold' when the recorded 95% interval decides the claim's test (`Claim.rule`); else
+    'undecided (n needed ≈ N)', N from the interval's half-width shrinking as 1/√n; 'vacuous' when the record says
+    no method succeeded or a tie at zero would decide it (also when every resample sits exactly on the threshold:
+    a margin of 0 on every question); 'reported' for a count or a setting."""
+    if rec.get('vacuous'): return 'vacuous'
+    r = claim.rule
+    if r is None: return 'reported'
+    if rec.get('ci') is None: return 'undecided (no interval recorded)'
+    (lo, hi), v, n = rec['ci'], rec['value'], rec.get('n')
+    if r[0] != 'near' and lo == hi == r[1]: return 'vacuous'   # every resample ties at the boundary: a tie decides it
+    if r[0] == 'near':
+        a, b = r[1] - r[2], r[1] + r[2]
+        if a < lo and hi < b: return 'holds'
+        if lo >= b or hi <= a: return 'does not hold'
+        dist = min(abs(v - a), abs(v - b))
+    else:
+        ok = _OPS[r[0]][0]
+        if ok(lo, r[1]) and ok(hi, r[1]): return 'holds'
+        if not ok(lo, r[1]) and not ok(hi, r[1]): return 'does not hold'
+        dist = abs(v - r[1])
+    half = (hi - lo) / 2
+    if not n or not math.isfinite(half) or half <= 0: return 'undecided'
+    if dist == 0: return 'undecided (the estimate sits on the boundary: no n decides it)'
+    return f'undecided (n needed ≈ {_sig2(n * (half / dist) ** 2):,})'
 
 # %% ../../nbs/15a_pipeline_claims.ipynb #a5b6c7d8
 _BRIDGE, _GRASP_EVAL, _GRASP_TRAIN = '04_bridge*', '05_grasp*', '05_grasp*'
+_PAIRED = 'smallest paired difference, GRASP minus each other method, of EM and of F1,'
 CLAIMS: tuple[Claim, ...] = (
     Claim('bridge.rho', 'bridge',
           'Spearman ρ between SRU and CTU over document observations (near independence)', -0.026, 'num3',
-          needs=_BRIDGE),
+          needs=_BRIDGE, test=('near', 0.0, 0.1)),
     Claim('bridge.doc_observations', 'bridge', 'document observations of the quadrant experiment', 23322, 'int',
           needs=_BRIDGE),
     Claim('bridge.cell_c_share', 'bridge',
           'bridge cell C (low SRU, high CTU): share of the documents the agent read', 0.357, 'pct', ('>=', 0.20),
           needs=_BRIDGE),
     Claim('bridge.proxy_cell_c_share', 'bridge',
-          'bridge cell C on the proxy axis (BM25 + cross-encoder scores instead of the reader)', 0.272, 'pct',
-          needs=_BRIDGE),
+          'bridge cell C on the proxy axis (BM25 + reranker scores instead of the reader)', 0.272, 'pct',
+          needs=_BRIDGE, test=('>=', 0.20)),
     Claim('bridge.ctu_zero_point', 'bridge',
           'CTU of an omission with no effect (the high/low threshold, by construction)', 1.4, 'num3', needs=_BRIDGE),
     Claim('bridge.ctu_median', 'bridge',
-          'median CTU over document observations (coincides with the zero-effect point)', 1.4, 'num3', needs=_BRIDGE),
+          'median CTU over document observations (coincides with the zero-effect point)', 1.4, 'num3', needs=_BRIDGE,
+          test=('near', 1.4, 0.05)),
     Claim('bridge.propagation_ratio', 'bridge',
           'H1: propagation rate into the next query, high-OER over low-OER entities', 4.02, 'times', ('>=', 2.5),
           needs=_BRIDGE),
@@ -92,7 +162,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim('bridge.entity_observations', 'bridge', 'H1: entity observations', 227139, 'int', needs=_BRIDGE),
     Claim('bridge.h2_supported', 'bridge',
           'H2: entities of bridge (cell C) documents propagate more than those of cell A documents', True, 'bool',
-          needs=_BRIDGE),
+          needs=_BRIDGE, stat='propagation rate, cell C minus cell A,', stat_fmt='signed'),
     Claim('grasp.reward_max', 'grasp',
           'maximum total reward (accuracy + α·grounded + β·complementary + γ·efficiency)', 2.0, 'num',
           needs=_GRASP_TRAIN),
@@ -104,17 +174,26 @@ CLAIMS: tuple[Claim, ...] = (
     Claim('grasp.efficiency_all_turns', 'grasp', 'efficiency reward of a correct trajectory using all T turns',
           0.0, 'num', needs=_GRASP_TRAIN),
     Claim('grasp.best_em_f1', 'grasp', 'GRASP (trained) has the best EM and F1 of all methods', True, 'bool',
-          needs=_GRASP_EVAL),
+          needs=_GRASP_EVAL, stat=_PAIRED, stat_fmt='signed'),
+    Claim('grasp.beats_answer_only', 'grasp',
+          'the GRASP reward beats the answer-only reward (Search-R1 style, same warm start and GRPO budget) in F1',
+          True, 'bool', needs=_GRASP_EVAL, stat='paired F1 difference, GRASP minus Search-R1 style,',
+          stat_fmt='signed'),
     Claim('grasp.lexical_recall_below', 'grasp',
           'single-step lexical (BM25) recall is below semantic and hybrid recall', True, 'bool',
-          needs='02_retrieval'),
+          needs='02_retrieval', stat='smallest paired recall@5 difference, semantic or hybrid minus BM25,',
+          stat_fmt='signed'),
     Claim('grasp.ablation_both_hurt', 'grasp', 'removing semantic search or keyword search each lowers EM and F1',
-          True, 'bool', needs=_GRASP_EVAL),
+          True, 'bool', needs=_GRASP_EVAL,
+          stat='smallest paired difference, full policy minus each ablation, of EM and of F1,', stat_fmt='signed'),
     Claim('grasp.ablation_semantic_worse', 'grasp',
-          'removing semantic search hurts more than removing keyword search', True, 'bool', needs=_GRASP_EVAL),
+          'removing semantic search hurts more than removing keyword search', True, 'bool', needs=_GRASP_EVAL,
+          stat='paired F1 difference, without keyword search minus without semantic search,', stat_fmt='signed'),
     Claim('grasp.skim_then_scan', 'grasp',
           'the trained policy starts with semantic search, then reads a paragraph, then searches by keyword', True,
-          'bool', needs=_GRASP_EVAL),
+          'bool', needs=_GRASP_EVAL, test=('>', 0.5),
+          stat="share of the trained policy's trajectories that start semantic_search, read_chunk, keyword_search",
+          stat_fmt='pct'),
     Claim('grasp.training_steps', 'grasp', 'GRPO optimization steps of the main model', 270, 'int',
           needs=_GRASP_TRAIN),
     Claim('grasp.training_prompts', 'grasp', 'prompts seen in training (270 steps × batch 64)', 17280, 'int',
@@ -128,29 +207,43 @@ PAPERS = {'bridge': 'Bridge Evidence: Static Retrieval Utility Does Not Predict 
           'grasp': 'GRASP: GRanularity-Aware Search Policy for Agentic RAG'}
 
 # %% ../../nbs/15a_pipeline_claims.ipynb #c7d8e9f0
+def _number(claim_id: str, what: str, v) -> float:
+    "`v` as a float; ValueError naming the claim unless it is a number (±inf allowed: an unbounded ratio)."
+    if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, '__float__'):
+        raise ValueError(f'claim {claim_id}: the {what} must be a number, not {v!r}')
+    v = float(v)
+    if math.isnan(v): raise ValueError(f'claim {claim_id}: the {what} must be finite or ±inf, not nan')
+    return v
+
 def record_claim(claim_id: str,  # a key of `CLAIMS_BY_ID`
-                 value,  # this run's number, in the paper's units (a share as a fraction); True/False for a direction
+                 value,  # this run's number in the paper's units (a share as a fraction); a direction: its `stat`
                  table: str | None = None,  # the table (name given to `save_table`) the value comes from
                  note: str = '',  # what the value is over, the numbers behind a direction
                  # which of several measurements of one claim (e.g. the agent: 'rule', 'react'); one row each
-                 variant: str = '') -> dict:
+                 variant: str = '',
+                 ci: tuple | None = None,  # its 95% interval (bootstrap over questions, clustered if rows share one)
+                 n: int | None = None,  # questions the value is over (the resampling unit)
+                 n_obs: int | None = None,  # observations, where there are several per question
+                 vacuous: str = '') -> dict:  # why nothing can be concluded (no method succeeded, a tie at zero)
     "Append this run's value of a paper's claim to `claims/<notebook>.jsonl` of the run folder; returns the record."
     if claim_id not in CLAIMS_BY_ID:
         raise ValueError(f'unknown claim {claim_id!r}: add a Claim to CLAIMS in nbs/15a_pipeline_claims.ipynb first; '
                          f'known: {", ".join(CLAIMS_BY_ID)}')
     c = CLAIMS_BY_ID[claim_id]
-    if c.fmt == 'bool':
-        if not isinstance(value, bool) and type(value).__name__ != 'bool_':
-            raise ValueError(f'claim {claim_id} is a direction: record True or False (and the numbers in note), '
-                             f'not {value!r}')
-        value = bool(value)
-    else:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, '__float__'):
-            raise ValueError(f'claim {claim_id}: the value must be a number, not {value!r}')
-        value = float(value)
-        if not math.isfinite(value): raise ValueError(f'claim {claim_id}: the value must be finite, not {value!r}')
+    if c.fmt == 'bool' and (isinstance(value, bool) or type(value).__name__ == 'bool_'):
+        raise ValueError(f'claim {claim_id} is a direction: record its margin ({c.stat}) and its interval, '
+                         f'not {value!r}')
+    value = _number(claim_id, 'value', value)
+    if ci is not None:
+        ci = [_number(claim_id, 'interval', x) for x in ci]
+        if len(ci) != 2 or ci[0] > ci[1]:
+            raise ValueError(f'claim {claim_id}: the interval must be (low, high), not {ci}')
+    for k, x in (('n', n), ('n_obs', n_obs)):
+        if x is not None and (isinstance(x, bool) or int(x) != x or x < 0):
+            raise ValueError(f'claim {claim_id}: {k} must be a count, not {x!r}')
     rec = {'claim': claim_id, 'value': value, 'table': table, 'notebook': current_notebook(), 'note': note,
-           'variant': variant}
+           'variant': variant, 'ci': ci, 'n': None if n is None else int(n),
+           'n_obs': None if n_obs is None else int(n_obs), 'vacuous': vacuous}
     append_sealed(run_output_dir('claims') / f'{current_notebook()}.jsonl', [rec])   # each line with its SHA-256
     return rec
 
@@ -162,6 +255,22 @@ def recorded_claims(run_dir: Path, notebooks: list[str] | None = None) -> dict:
             fix = f"delete {Path(run_dir) / '.state' / (f.stem + '.json')} (its notebook runs again)"
             for r in read_sealed(f, repair=False, fix=fix): out.setdefault(r['claim'], {})[r.get('variant', '')] = r
     return out
+
+def claims_frame(records: dict | list) -> 'pd.DataFrame':
+    """One row per recorded claim (id, variant, value, low, high, n, n_obs, verdict, note) from `recorded_claims`'
+    output or a list of `record_claim` records: what a notebook saves as its claims table, computed as CLAIMS.md is."""
+    import pandas as pd
+    recs = records if isinstance(records, list) else [r for v in records.values() for r in v.values()]
+    rows = []
+    for r in recs:
+        c = CLAIMS_BY_ID[r['claim']]
+        lo, hi = r.get('ci') or (float('nan'), float('nan'))
+        rows.append({'claim': r['claim'], 'variant': r.get('variant', ''), 'paper': format_value(c, c.value),
+                     'value': r['value'], 'low': lo, 'high': hi, 'n': r.get('n'), 'n_obs': r.get('n_obs'),
+                     'verdict': verdict(c, r), 'test': rule_text(c), 'note': r.get('note', '')})
+    out = pd.DataFrame(rows, columns=['claim', 'variant', 'paper', 'value', 'low', 'high', 'n', 'n_obs', 'verdict',
+                                      'test', 'note'])
+    return out.astype({'n': 'Int64', 'n_obs': 'Int64'})
 
 # %% ../../nbs/15a_pipeline_claims.ipynb #f0a1b2c3
 def _not_measured(c: Claim, chain: list[str], ran: list[str]) -> str:
@@ -175,37 +284,120 @@ def _not_measured(c: Claim, chain: list[str], ran: list[str]) -> str:
         return f'not measured by this run: {", ".join(have)} has no outputs in this run folder (not selected by --only)'
     return f'not measured by this run: {", ".join(have)} ran on this profile but recorded no value'
 
+def run_text(c: Claim, r: dict) -> str:
+    "A record's value with its interval: '31.0% [25.0%, 37.0%]'."
+    v = format_run(c, r['value'])
+    return v + (f" [{format_run(c, r['ci'][0])}, {format_run(c, r['ci'][1])}]" if r.get('ci') else '')
+
+def n_text(r: dict) -> str:
+    "'67 q' or '67 q / 709 obs' (questions, then observations), '-' when unknown."
+    if r.get('n') is None: return '-' if r.get('n_obs') is None else f"{r['n_obs']:,} obs"
+    return f"{r['n']:,} q" + (f" / {r['n_obs']:,} obs" if r.get('n_obs') is not None else '')
+
+def anchor(claim_id: str, variant: str = '') -> str:
+    "The HTML id of a claim's details: 'claim-bridge-rho-rule'."
+    return 'claim-' + re.sub(r'[^a-z0-9]+', '-', f'{claim_id} {variant}'.lower()).strip('-')
+
+def _cell(s) -> str: return str(s).replace('|', '\\|').replace('\n', ' ')
+
+def verdict_counts(records: dict) -> dict:
+    "{'holds': k, 'does not hold': k, 'undecided': k, 'vacuous': k, 'reported': k} over every recorded row."
+    out = dict.fromkeys(('holds', 'does not hold', 'undecided', 'vacuous', 'reported'), 0)
+    for cid, by_v in records.items():
+        for r in by_v.values(): out[verdict(CLAIMS_BY_ID[cid], r).split(' (')[0]] += 1
+    return out
+
 def render_claims(records: dict,  # claim id -> {variant: record} (`recorded_claims`)
                   profile: Profile,  # the run's resolved profile
                   chain: list[str],  # stems of all experiment notebooks
-                  ran: list[str]) -> str:  # stems of the notebooks whose outputs this run holds
-    "CLAIMS.md: every claim of both papers, the paper's number and this run's, pass/fail where pre-registered."
+                  ran: list[str],  # stems of the notebooks whose outputs this run holds
+                  figures: dict | None = None) -> str:  # paper -> path of its claims figure, relative to CLAIMS.md
+    """CLAIMS.md: per paper, a compact table (claim, paper, this run [95% CI], n, verdict), its figure, then each
+    claim's details (test, source, note) a click away."""
     default = resolved_compute(PROFILES['cpu']).to_dict()   # the default as resolved on this machine
     diff = {k: v for k, v in profile.to_dict().items() if v != default.get(k)}
     differs = f' (differs from `cpu` in: {", ".join(f"{k}={v}" for k, v in sorted(diff.items()))})'
+    counts = verdict_counts(records)
+    decided = counts['holds'] + counts['does not hold']
     lines = ['# Claims of the papers, measured by this run', '',
              f'Run `{profile.run_id}` of profile `{profile.name}`' + (differs if diff else ' (the default)') +
              f'; notebooks with outputs: {", ".join(ran) or "none"}. '
-             'Generated by `rag-lib reproduce` from the records of `rag_lib.pipeline.record_claim`;',
-             'the paper\'s numbers are from `../shared/papers/`. On the `cpu` profile the quantities are measured '
+             'Generated by `rag-lib reproduce` from the records of `rag_lib.pipeline.record_claim`; '
+             "the paper's numbers are from `../shared/papers/`. On the `cpu` profile the quantities are measured "
              'on small samples (the generated world, SmolLM2-135M): the point is the same measurement, '
-             'not the same number.', '']
+             'not the same number.', '',
+             f"**{decided} decided** ({counts['holds']} hold, {counts['does not hold']} do not hold), "
+             f"{counts['undecided']} undecided, {counts['vacuous']} vacuous, {counts['reported']} reported "
+             '(counts and settings). A verdict is read from the 95% interval (bootstrap over questions, clustered '
+             "where rows share a question) against the claim's test: the whole interval on one side of it decides; "
+             'an interval across it leaves the claim undecided, with the questions that would decide it.', '']
+    details = ['## Details', '']
     for paper, title in PAPERS.items():
-        lines += [f'## {title}', '', '| claim | id | paper | this run | pre-registered check | from | profile | note |',
-                  '| --- | --- | --- | --- | --- | --- | --- | --- |']
+        lines += [f'## {title}', '', '| claim | paper | this run [95% CI] | n | verdict |',
+                  '| --- | --- | --- | --- | --- |']
         for c in (c for c in CLAIMS if c.paper == paper):
-            rows = []
-            for variant, r in (records.get(c.id) or {}).items():
+            recs = list((records.get(c.id) or {}).items())
+            for variant, r in recs:
+                name = c.text + (f' ({variant})' if variant else '')
+                a = anchor(c.id, variant)
+                lines.append('| ' + ' | '.join(_cell(s) for s in (
+                    f'[{name}](#{a})', format_value(c, c.value), run_text(c, r), n_text(r), verdict(c, r))) + ' |')
                 src = (f"table `{r['table']}`, notebook `{r['notebook']}`" if r.get('table')
                        else f"notebook `{r['notebook']}`")
-                rows.append([c.text + (f' ({variant})' if variant else ''), format_value(c, r['value']),
-                             check_threshold(c, r['value']), src, profile.run_id, r.get('note') or '-'])
-            if not rows:
-                check = 'not checked' if c.threshold else 'no pre-registered threshold'
-                rows = [[c.text, _not_measured(c, chain, ran), check,
-                         f'nbs/experiments/{c.needs}.ipynb', '-', '-']]
-            for text, *rest in rows:
-                cells = [text, f'`{c.id}`', format_value(c, c.value), *rest]
-                lines.append('| ' + ' | '.join(s.replace('|', '\\|').replace('\n', ' ') for s in cells) + ' |')
+                details += [f'<a id="{a}"></a>', f'**{_cell(name)}** · `{c.id}`' + (f' · {variant}' if variant else ''),
+                            '', f'- paper: {format_value(c, c.value)}; this run: {run_text(c, r)}, n {n_text(r)}',
+                            f'- test: {rule_text(c)}; verdict: {verdict(c, r)}'
+                            + (f" ({r['vacuous']})" if r.get('vacuous') else ''),
+                            f'- from: {src}, run `{profile.run_id}`']
+                details += [f"- note: {_cell(r['note'])}"] if r.get('note') else []
+                details.append('')
+            if not recs:
+                lines.append('| ' + ' | '.join(_cell(s) for s in (
+                    c.text, format_value(c, c.value), _not_measured(c, chain, ran), '-', 'not measured')) + ' |')
         lines.append('')
-    return '\n'.join(lines)
+        if figures and figures.get(paper):
+            alt = f"{paper}: each claim's value and 95% interval beside the paper's number"
+            lines += [f'![{alt}]({figures[paper]})', '']
+    return '\n'.join(lines + details)
+
+# %% ../../nbs/15a_pipeline_claims.ipynb #cbb6fde9
+_COLORS = {'holds': '#55a868', 'does not hold': '#c44e52', 'undecided': '#8c8c8c', 'vacuous': '#cccccc',
+           'reported': '#4c72b0'}
+
+def claims_figure(records: dict,  # claim id -> {variant: record} (`recorded_claims`)
+                  paper: str):  # 'bridge' or 'grasp'
+    """A forest plot of one paper's claims with an interval: per row, this run's value and 95% interval (coloured by
+    verdict), the paper's number (a black diamond, where it is a number) and the test's boundary (dashed); each row on
+    its own scale. None when no recorded claim of `paper` has an interval."""
+    import matplotlib.pyplot as plt
+    rows = [(c, v, r) for c in CLAIMS if c.paper == paper for v, r in (records.get(c.id) or {}).items()
+            if r.get('ci') is not None]
+    if not rows: return None
+    fig, axes = plt.subplots(len(rows), 1, figsize=(9, 0.62 * len(rows) + 0.9), squeeze=False)
+    for ax, (c, v, r) in zip(axes[:, 0], rows):
+        lo, hi, val, verd = *r['ci'], r['value'], verdict(c, r).split(' (')[0]
+        rule = c.rule or ()
+        bounds = [rule[1] - rule[2], rule[1] + rule[2]] if rule[:1] == ('near',) else list(rule[1:2])
+        paper_x = [] if c.fmt == 'bool' else [float(c.value)]
+        finite = [x for x in (lo, hi, val, *bounds, *paper_x) if math.isfinite(x)]
+        a, b = min(finite), max(finite)
+        pad = (b - a) * 0.15 or 0.1
+        a, b = a - pad, b + pad
+        hi_d, val_d = (b if math.isinf(hi) else hi), (b if math.isinf(val) else val)
+        col = _COLORS[verd]
+        ax.plot([lo, hi_d], [0, 0], color=col, lw=3, solid_capstyle='butt')
+        ax.plot([val_d], [0], 'o', color=col, ms=7, zorder=3)
+        if math.isinf(hi): ax.plot([b], [0], '>', color=col, ms=8)
+        for x in bounds: ax.axvline(x, color='#444444', ls='--', lw=1)
+        for x in paper_x: ax.plot([x], [0], 'D', color='black', ms=6, zorder=4)
+        ax.set_xlim(a, b); ax.set_ylim(-1, 1); ax.set_yticks([])
+        ax.tick_params(axis='x', labelsize=7, length=2, pad=1)
+        for s in ('top', 'right', 'left'): ax.spines[s].set_visible(False)
+        label = c.id.split('.', 1)[1] + (f' ({v})' if v else '')
+        ax.text(-0.01, 0, label, transform=ax.get_yaxis_transform(), ha='right', va='center', fontsize=8)
+        ax.text(1.01, 0, verdict(c, r).replace('undecided (n needed', 'undecided\n(n needed'),
+                transform=ax.get_yaxis_transform(), ha='left', va='center', fontsize=7, color=col)
+    fig.suptitle(f"{paper}: this run's value and 95% interval (coloured by verdict), the paper's number (◆), "
+                 'the test (dashed)', fontsize=9)
+    fig.subplots_adjust(left=0.27, right=0.8, hspace=1.2, top=1 - 0.5 / (0.62 * len(rows) + 0.9))
+    return fig

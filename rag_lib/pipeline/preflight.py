@@ -13,8 +13,8 @@ from ..core import Profile, data_dir, installed_problem, profile_path, weights_p
 from .artifacts import artifacts_root
 
 # %% auto #0
-__all__ = ['SPACY_MODELS', 'SIZE_KNOBS', 'CPU_ADVICE', 'COST_KNOBS', 'find_llm', 'find_encoder', 'questions_in', 'writable',
-           'unwritable', 'dataset_sizes', 'capped', 'real_datasets', 'check_profile', 'machine_problems',
+__all__ = ['SPACY_MODELS', 'SIZE_KNOBS', 'CPU_ADVICE', 'POLICY_FIELDS', 'COST_KNOBS', 'find_llm', 'find_encoder', 'questions_in',
+           'writable', 'unwritable', 'dataset_sizes', 'capped', 'real_datasets', 'check_profile', 'machine_problems',
            'policy_problems', 'engine_estimates', 'memory_problems', 'plan_lines', 'estimate_seconds', 'estimate_line']
 
 # %% ../../nbs/15c_pipeline_preflight.ipynb #f6a7b8c9
@@ -191,21 +191,27 @@ def machine_problems(prof: Profile) -> list[str]:
 CPU_ADVICE = ("not --set llm_backend=transformers alone: it would load the profile's 7B model in float32 on the "
               "CPU, about 30 GB and hours per question; with it, --set llm=smollm2 grasp_llm=none")
 
+POLICY_FIELDS = ('grasp_policy', 'search_r1_policy', 'react_policy', 'reader_policy')
+
 def policy_problems(prof: Profile) -> list[str]:
-    "What the trained GRASP policy folder (`grasp_policy`) lacks for its kind (LoRA adapter or merged model)."
+    """What the trained policy folders of the profile (`POLICY_FIELDS`: GRASP's, Search-R1 style, ReAct's, the
+    reader's) lack for their kind (LoRA adapter or merged model); one line per problem, naming the field."""
     from rag_lib.llm import policy_kind
-    p = profile_path(prof.grasp_policy)
-    if p is None: return []
-    fix = ('fix: train and merge it (docs/scale.md), point grasp_policy at a LoRA adapter or a merged model folder, '
-           'or run without it: --set grasp_policy=none')
-    try: kind = policy_kind(p)
-    except FileNotFoundError as e: return [f'grasp_policy: {e}; {fix}']
-    need = ['adapter_model.safetensors'] if kind == 'lora' else ['*.safetensors', 'tokenizer_config.json']
-    missing = [f for f in need if not list(p.glob(f))]
-    if missing: return [f"grasp_policy: the {kind} folder {p} has no {' or '.join(missing)}; {fix}"]
-    bad = weights_problem(p) if kind == 'lora' else None   # a merged model from verl has no record of its own
-    return [f"grasp_policy: the weights in {p} do not match their record: {bad}; fix: restore them "
-            f"(git checkout -- {p}), or run without them: --set grasp_policy=none"] if bad else []
+    out = []
+    for field in POLICY_FIELDS:
+        p = profile_path(getattr(prof, field))
+        if p is None: continue
+        fix = (f'fix: train and merge it (docs/scale.md; the README names the command of each reference record), '
+               f'point {field} at a LoRA adapter or a merged model folder, or run without it: --set {field}=none')
+        try: kind = policy_kind(p)
+        except FileNotFoundError as e: out.append(f'{field}: {e}; {fix}'); continue
+        need = ['adapter_model.safetensors'] if kind == 'lora' else ['*.safetensors', 'tokenizer_config.json']
+        missing = [f for f in need if not list(p.glob(f))]
+        if missing: out.append(f"{field}: the {kind} folder {p} has no {' or '.join(missing)}; {fix}"); continue
+        bad = weights_problem(p) if kind == 'lora' else None   # a merged model from verl has no record of its own
+        if bad: out.append(f"{field}: the weights in {p} do not match their record: {bad}; fix: restore them "
+                           f"(git checkout -- {p}), or run without them: --set {field}=none")
+    return out
 
 def _weights_gb(name: str) -> float | None:
     "GB of `*.safetensors` in model `name`'s local folder (None: not found, or no weight files)."
@@ -249,11 +255,12 @@ def plan_lines(prof: Profile) -> list[str]:
 
 # %% ../../nbs/15c_pipeline_preflight.ipynb #3e4f1b0f
 COST_KNOBS = {'01_data': [('n_questions', 'datasets')], '02_retrieval': [('n_questions', 'datasets')],
-              '03_agents': [('agent_questions', 'datasets', 'agents')],
+              '03_agents': [('agent_questions', 'agent_datasets', 'agents')],
               '04_bridge': [('bridge_questions',), ('bridge_llm_questions',)],
-              '05_grasp': [('grasp_questions',), ('train_steps',)]}
+              '05_grasp': [('grasp_questions',), ('agent_questions', 'agent_datasets'), ('train_steps',)]}
 
 def _ratio(new, ref) -> float:
+    if ref is None: return 1.0   # a knob the record's profile did not have yet
     if isinstance(new, (tuple, list)): return len(new) / max(len(ref), 1)
     return (new or 0) / (ref or 1)
 

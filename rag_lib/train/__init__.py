@@ -17,7 +17,8 @@ __all__ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig',
            'single_step_examples', 'reader_examples', 'reader_eval', 'reader_summary', 'run_reader_eval', 'sft_update',
            'train_sft', 'reference_dir', 'METRICS', 'EVAL_AGENTS', 'heldout_world', 'heldout', 'evaluate', 'summarize',
            'adapter_dir', 'policy_backend', 'run_eval', 'tool_transitions', 'starts_with', 'question_group',
-           'constant_rows', 'rule_rows', 'by_group', 'chain_grpo_config', 'chain_training', 'STAGES', 'main']
+           'constant_rows', 'rule_rows', 'by_group', 'chain_grpo_config', 'chain_training', 'LineageStage',
+           'policy_lineage', 'lineage_frame', 'STAGES', 'main']
 
 # %% ../../nbs/13a_train.ipynb #921aef86
 from .config import (
@@ -48,7 +49,7 @@ from .evaluate import (
     policy_backend, run_eval,
     tool_transitions, starts_with, question_group, constant_rows, rule_rows, by_group)
 from .chain import (
-    chain_grpo_config, chain_training)
+    chain_grpo_config, chain_training, LineageStage, policy_lineage, lineage_frame)
 from rag_lib.train.cli import (
     STAGES, main)
 
@@ -67,4 +68,4 @@ _all_ = ['LORA_TARGETS', 'REWARDS', 'SFT_AGENTS', 'StageConfig', 'GRPOConfig', '
          'run_reader_eval', 'sft_update', 'train_sft', 'reference_dir', 'METRICS', 'EVAL_AGENTS', 'heldout_world',
          'heldout', 'evaluate', 'summarize', 'adapter_dir', 'policy_backend', 'run_eval', 'tool_transitions',
          'starts_with', 'question_group', 'constant_rows', 'rule_rows', 'by_group', 'chain_grpo_config',
-         'chain_training', 'STAGES', 'main']
+         'chain_training', 'LineageStage', 'policy_lineage', 'lineage_frame', 'STAGES', 'main']

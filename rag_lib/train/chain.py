@@ -12,7 +12,7 @@ from .config import GRPOConfig, config_to_dict
 from .loop import train_grpo
 
 # %% auto #0
-__all__ = ['chain_grpo_config', 'chain_training']
+__all__ = ['chain_grpo_config', 'chain_training', 'LineageStage', 'policy_lineage', 'lineage_frame']
 
 # %% ../../nbs/13i_train_chain.ipynb #f913b0a1
 def chain_grpo_config(prof) -> GRPOConfig:
@@ -38,3 +38,59 @@ def chain_training(prof, progress: bool = True) -> tuple[Path, list[dict]]:
     out = cache_dir('grpo', stable_hash(key))
     train_grpo(dataclasses.replace(cfg, threads=prof.threads), out, progress=progress)
     return out, read_jsonl(out / 'log.jsonl')
+
+# %% ../../nbs/13i_train_chain.ipynb #71ee270d
+@dataclasses.dataclass
+class LineageStage:
+    "One training stage of a committed policy's history (`policy_lineage`)."
+    record: str          # the record folder, relative to the project root when under it
+    name: str            # the stage: '<name>-adapter' (or 'adapter' for 'warm-start') in the record
+    kind: str            # 'warm-start' (supervised) or 'grpo'
+    config: dict         # its training config
+    log: list[dict]      # one record per update (warm start) or step (GRPO)
+
+def _stage_of(adapter: Path) -> tuple[Path, str]:
+    "(record folder, stage name) of a committed adapter folder '<record>/<stage>-adapter' or '<record>/adapter'."
+    name = adapter.name[:-len('-adapter')] if adapter.name.endswith('-adapter') else 'warm-start'
+    return adapter.parent, name
+
+def policy_lineage(adapter, root: Path | None = None, max_stages: int = 20) -> list[LineageStage]:
+    """The training history of committed adapter folder `adapter`, oldest stage first: each stage's config and log
+    from its record (`<stage>.config.json`, `<stage>.log.jsonl`), following `init_adapter` back to the base model.
+    FileNotFoundError naming the file when a stage's config or log is missing."""
+    from rag_lib.core import project_root, read_jsonl
+    import json
+    root = Path(root or project_root() or Path.cwd())
+    out, p = [], Path(adapter)
+    while p is not None:
+        if len(out) >= max_stages:
+            raise ValueError(f'{adapter}: more than {max_stages} stages (a loop in init_adapter?)')
+        rec, name = _stage_of(p if p.is_absolute() else root / p)
+        cf, lf = rec / f'{name}.config.json', rec / f'{name}.log.jsonl'
+        for f in (cf, lf):
+            if not f.is_file(): raise FileNotFoundError(f'{f}: the training record of {p} lacks it')
+        c = json.loads(cf.read_text())
+        cfg = c.get('config', c)
+        rel = rec.relative_to(root) if rec.is_relative_to(root) else rec
+        out.append(LineageStage(str(rel), name, c.get('stage', 'grpo' if 'group_size' in cfg else 'warm-start'), cfg,
+                                read_jsonl(lf)))
+        init = cfg.get('init_adapter')
+        if init is None: p = None
+        elif Path(init).parts[:1] == ('runs',) and Path(init).name == 'adapter':   # a stage of the same run
+            p = rec / f'{Path(init).parent.name}-adapter'
+        else: p = Path(init)
+    return out[::-1]
+
+def lineage_frame(stages: list[LineageStage]) -> 'pd.DataFrame':
+    """One row per update or step of `policy_lineage`: stage, kind, step within the stage, global step, and the
+    logged numbers (loss, token accuracy; reward and its terms, EM)."""
+    import pandas as pd
+    rows, g = [], 0
+    keep = ('loss', 'token_accuracy', 'reward', 'reward_accuracy', 'reward_grounded', 'reward_complementary',
+            'reward_efficiency', 'em', 'entropy', 'kl')
+    for s in stages:
+        for i, r in enumerate(s.log):
+            g += 1
+            rows.append({'record': s.record, 'stage': s.name, 'kind': s.kind, 'step': i + 1, 'global_step': g,
+                         **{k: r.get(k) for k in keep}})
+    return pd.DataFrame(rows)
