@@ -175,10 +175,14 @@ class BridgeSetup:
     dropped: list[str]        # ids of those that do not
     retrieval: Retrieval
     agents: dict              # agent name -> agent (in `bridge_agents` order)
-    backend: object           # the LLM backend of the untrained agents, or None when no agent uses it
     questions: dict           # agent name -> the covered questions it is run on (the pool's type mix)
     backends: dict            # agent name -> the backend it runs on (None: no model)
     target: list              # the sample the mix is taken from: the pool's first max(bridge_questions, ...) questions
+
+    @property
+    def backend(self):
+        "The backend of the first agent that runs on a model (`backends`), or None when no agent uses one."
+        return next((b for b in self.backends.values() if b is not None), None)
 
 def stratum(q) -> str:
     "A question's stratum of the bridge study's mix: its type and level, e.g. 'bridge/medium'."
@@ -221,8 +225,7 @@ def bridge(self: Study) -> BridgeSetup:
     target = bench.questions[:n]
     questions = {name: pick_like(covered, target, p.bridge_llm_questions if a.uses_llm else p.bridge_questions)
                  for name, a in agents.items()}
-    backend = self.backend if any(b is self.backend for b in backends.values()) else None
-    return BridgeSetup(bench, covered, dropped, retrieval, agents, backend, questions, backends, target)
+    return BridgeSetup(bench, covered, dropped, retrieval, agents, questions, backends, target)
 
 def sample_mix(setup: BridgeSetup) -> 'pd.DataFrame':
     """Questions per stratum (type/level): in the sample before the filter (`target`), in the whole pool and among

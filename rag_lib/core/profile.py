@@ -141,6 +141,29 @@ class Profile:
     train_init: str | None = field(default='artifacts/reference/grasp-smollm2-v4/grasp-v4-adapter', metadata={
         'help': 'LoRA adapter the in-chain GRPO starts from (the committed warm start); None: a fresh adapter on the '
                 'base model'})
+    rerank_dir: str | None = field(default=None, metadata={
+        'help': "beyond the papers: the folder of trained rerankers (`python -m rag_lib.rerank train`: one folder "
+                "'<agent>-<source>-s<seed>' each, a 'round2' folder for the relabelled ones), relative to the project "
+                'root; None: the rerank experiment is skipped'})
+    rerank_sources: tuple = field(default=('static', 'sru', 'behaviour', 'ctu', 'ctu+static'), metadata={
+        'choices': ('static', 'sru', 'behaviour', 'ctu', 'ctu+static'),
+        'help': "label sources compared (`rerank.LABEL_SOURCES`); 'static' is the reference of the paired tests"})
+    rerank_seeds: int = field(default=3, metadata={'min': 1,
+        'help': 'rerankers per label source evaluated with the rule policy and in the ranking table (seeds 0..n-1)'})
+    rerank_llm_seeds: int = field(default=1, metadata={'min': 1,
+        'help': 'of those, the seeds the LLM agents are run with (each costs a run of every question)'})
+    rerank_agents: tuple = field(default=('rule', 'react', 'grasp'), metadata={'choices': ('rule', 'react', 'grasp'),
+        'help': 'frozen agents the rerankers are swapped under: the rule policy, the trained ReAct policy (it made '
+                'the labels), the trained GRASP policy (it did not)'})
+    rerank_datasets: tuple = field(default=('world', 'hotpotqa'), metadata={'choices': DATASET_NAMES,
+        'help': "datasets of the rerank experiment ('world': the test world, with planted bridges)"})
+    rerank_questions: int = field(default=150, metadata={'min': 1,
+        'help': 'questions per dataset for the rule policy and the ranking table (the issue: >= 150)'})
+    rerank_llm_questions: int = field(default=30, metadata={'min': 1,
+        'help': 'questions per dataset for the LLM agents, the first of rerank_questions (the cpu profile: 30; a '
+                'trained ReAct or GRASP question costs about 4 s on 2 cores, and each reranker runs them all)'})
+    rerank_budget: int = field(default=2, metadata={'min': 1,
+        'help': "success at a fixed search budget: an exact answer after at most this many searches"})
     judge: bool = field(default=False, metadata={
         'help': "LLM-judge hook: also judge every answer with the profile's LLM (judge_acc columns)"})
 
@@ -320,13 +343,17 @@ PROFILES = {
                    grasp_policy='outputs/verl/merged/global_step_270', search_r1_policy=None, react_policy=None,
                    reader_policy=None, grasp_questions=500, train_steps=0,
                    train_init=None, judge=True, max_live=256, cte_round=512, encoder_device='cuda',
-                   encoder_dtype='bfloat16', encoder_batch=64, agent_datasets=DATASET_NAMES),
+                   encoder_dtype='bfloat16', encoder_batch=64, agent_datasets=DATASET_NAMES,
+                   # the committed rerankers are MiniLM's, trained on the cpu ReAct policy's labels; the gpu study
+                   # trains its own (`python -m rag_lib.rerank`, with --profile gpu) and names their folder here
+                   rerank_dir=None, rerank_llm_questions=150, rerank_llm_seeds=3),
 }
 # what the tests run end to end (`tests/test_smoke.py`): the cpu profile's trained agents through every notebook, a
 # few questions each, in minutes
 PROFILES['smoke'] = dataclasses.replace(PROFILES['cpu'], name='smoke', datasets=('world', 'hotpotqa'),
                                         n_questions=8, agent_questions=3, grasp_questions=3, bridge_questions=8,
-                                        bridge_llm_questions=3, bridge_pool=2)
+                                        bridge_llm_questions=3, bridge_pool=2, rerank_questions=4,
+                                        rerank_llm_questions=2, rerank_seeds=1)
 
 def resolve_profile(base: str | Profile | dict = 'cpu',  # a profile name, a Profile, or a mapping of fields
                     overrides: dict | None = None,  # field -> value; strings are parsed as by `parse_value`

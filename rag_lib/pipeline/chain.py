@@ -70,10 +70,12 @@ def input_digests(prof: Profile) -> dict:
     for setting in ('embed_model', 'reranker'):
         name = getattr(prof, setting)
         models[setting] = {'name': name, 'files': dir_fingerprint(find_encoder(name))}
-    for setting in ('grasp_policy', 'train_init'):
+    for setting in ('grasp_policy', 'search_r1_policy', 'react_policy', 'reader_policy', 'train_init'):
         p = profile_path(getattr(prof, setting))
         if p is not None and prof.llm_backend != 'scripted':
             models[setting] = {'name': getattr(prof, setting), 'files': dir_fingerprint(p)}
+    if (p := profile_path(prof.rerank_dir)) is not None and p.is_dir():   # the trained rerankers (no model needed)
+        models['rerank_dir'] = {'name': prof.rerank_dir, 'files': dir_fingerprint(p)}
     return {'data': data, 'models': models}
 
 # %% ../../nbs/15d_pipeline_chain.ipynb #a3b4c5d6

@@ -22,7 +22,7 @@ __all__ = ['CLAIMS', 'CLAIMS_BY_ID', 'PAPERS', 'Claim', 'format_value', 'format_
 class Claim:
     "One quantitative claim of a paper: the paper's number, and the test that decides it on a run's interval."
     id: str                 # '<paper>.<name>', the key `record_claim` takes
-    paper: str              # 'bridge' (Bridge Evidence) or 'grasp' (GRASP)
+    paper: str              # 'bridge' (Bridge Evidence), 'grasp' (GRASP) or 'beyond' (this project's own)
     text: str               # the claim in words
     value: float | bool     # the paper's number (True: a direction the paper reports as holding)
     fmt: str = 'num'        # how values print: 'num', 'num3', 'pct', 'times', 'int', 'bool'
@@ -133,7 +133,7 @@ def verdict(claim: Claim, rec: dict) -> str:
     return f'undecided (n needed ≈ {_sig2(n * (half / dist) ** 2):,})'
 
 # %% ../../nbs/15a_pipeline_claims.ipynb #a5b6c7d8
-_BRIDGE, _GRASP_EVAL, _GRASP_TRAIN = '04_bridge*', '05_grasp*', '05_grasp*'
+_BRIDGE, _GRASP_EVAL, _GRASP_TRAIN, _RERANK = '04_bridge*', '05_grasp*', '05_grasp*', '06_rerank*'
 _PAIRED = 'smallest paired difference, GRASP minus each other method, of EM and of F1,'
 CLAIMS: tuple[Claim, ...] = (
     Claim('bridge.rho', 'bridge',
@@ -200,11 +200,28 @@ CLAIMS: tuple[Claim, ...] = (
           needs=_GRASP_TRAIN),
     Claim('grasp.entropy_coef', 'grasp', 'entropy-bonus coefficient (≤ 0.001 collapsed entropy)', 0.0021, 'num',
           needs=_GRASP_TRAIN),
+    # beyond the papers (issue 20): hypotheses of this project, each a direction decided by a paired interval
+    Claim('rerank.ctu_beats_static', 'beyond', 'a reranker trained on CTU labels gives the agent a higher F1 than '
+          'one trained on static (gold) labels, same budget, model, steps and seeds', True, 'bool',
+          needs=_RERANK, stat='F1(CTU) − F1(static)', stat_fmt='signed'),
+    Claim('rerank.ctu_static_beats_static', 'beyond', 'CTU with static labels as an auxiliary target beats static '
+          'labels alone (F1)', True, 'bool', needs=_RERANK, stat='F1(CTU+static) − F1(static)', stat_fmt='signed'),
+    Claim('rerank.ctu_beats_behaviour', 'beyond', 'interventional labels (CTU) beat behavioural ones (used or not, '
+          'LRAT style) (F1)', True, 'bool', needs=_RERANK, stat='F1(CTU) − F1(behaviour)', stat_fmt='signed'),
+    Claim('rerank.ctu_beats_reference', 'beyond', "a reranker trained on CTU labels beats the profile's untrained "
+          'reranker (F1)', True, 'bool', needs=_RERANK, stat='F1(CTU) − F1(untrained)', stat_fmt='signed'),
+    Claim('rerank.ctu_ranks_bridges', 'beyond', 'the CTU reranker ranks the planted bridge paragraphs higher than the '
+          'static one (reciprocal rank, question as query)', True, 'bool', needs=_RERANK,
+          stat='RR(CTU) − RR(static)', stat_fmt='signed'),
+    Claim('rerank.relabel_helps', 'beyond', 'one round of relabelling (CTE rerun with the CTU reranker, retrained) '
+          'raises F1 over the first CTU reranker', True, 'bool', needs=_RERANK,
+          stat='F1(CTU, round 2) − F1(CTU)', stat_fmt='signed'),
 )
 CLAIMS_BY_ID = {c.id: c for c in CLAIMS}
 PAPERS = {'bridge': 'Bridge Evidence: Static Retrieval Utility Does Not Predict Causal Utility in Multi-Step '
                     'Agentic Search',
-          'grasp': 'GRASP: GRanularity-Aware Search Policy for Agentic RAG'}
+          'grasp': 'GRASP: GRanularity-Aware Search Policy for Agentic RAG',
+          'beyond': "Beyond the papers: rerankers trained on causal utility, judged by frozen agents' success"}
 
 # %% ../../nbs/15a_pipeline_claims.ipynb #c7d8e9f0
 def _number(claim_id: str, what: str, v) -> float:
@@ -333,7 +350,8 @@ def render_claims(records: dict,  # claim id -> {variant: record} (`recorded_cla
              'an interval across it leaves the claim undecided, with the questions that would decide it.', '']
     details = ['## Details', '']
     for paper, title in PAPERS.items():
-        lines += [f'## {title}', '', '| claim | paper | this run [95% CI] | n | verdict |',
+        src_of = 'hypothesis' if paper == 'beyond' else 'paper'   # beyond the papers: no paper's number
+        lines += [f'## {title}', '', f'| claim | {src_of} | this run [95% CI] | n | verdict |',
                   '| --- | --- | --- | --- | --- |']
         for c in (c for c in CLAIMS if c.paper == paper):
             recs = list((records.get(c.id) or {}).items())
@@ -345,7 +363,7 @@ def render_claims(records: dict,  # claim id -> {variant: record} (`recorded_cla
                 src = (f"table `{r['table']}`, notebook `{r['notebook']}`" if r.get('table')
                        else f"notebook `{r['notebook']}`")
                 details += [f'<a id="{a}"></a>', f'**{_cell(name)}** · `{c.id}`' + (f' · {variant}' if variant else ''),
-                            '', f'- paper: {format_value(c, c.value)}; this run: {run_text(c, r)}, n {n_text(r)}',
+                            '', f'- {src_of}: {format_value(c, c.value)}; this run: {run_text(c, r)}, n {n_text(r)}',
                             f'- test: {rule_text(c)}; verdict: {verdict(c, r)}'
                             + (f" ({r['vacuous']})" if r.get('vacuous') else ''),
                             f'- from: {src}, run `{profile.run_id}`']
@@ -381,8 +399,11 @@ def claims_figure(records: dict,  # claim id -> {variant: record} (`recorded_cla
         paper_x = [] if c.fmt == 'bool' else [float(c.value)]
         finite = [x for x in (lo, hi, val, *bounds, *paper_x) if math.isfinite(x)]
         a, b = min(finite), max(finite)
-        pad = (b - a) * 0.15 or 0.1
-        a, b = a - pad, b + pad
+        log = c.fmt == 'times' and a > 0   # a ratio: equal factors look equal (2x and 0.5x around 1)
+        if log: a, b = a / 1.35, b * 1.35
+        else:
+            pad = (b - a) * 0.15 or 0.1
+            a, b = a - pad, b + pad
         hi_d, val_d = (b if math.isinf(hi) else hi), (b if math.isinf(val) else val)
         col = _COLORS[verd]
         ax.plot([lo, hi_d], [0, 0], color=col, lw=3, solid_capstyle='butt')
@@ -390,6 +411,7 @@ def claims_figure(records: dict,  # claim id -> {variant: record} (`recorded_cla
         if math.isinf(hi): ax.plot([b], [0], '>', color=col, ms=8)
         for x in bounds: ax.axvline(x, color='#444444', ls='--', lw=1)
         for x in paper_x: ax.plot([x], [0], 'D', color='black', ms=6, zorder=4)
+        if log: ax.set_xscale('log')
         ax.set_xlim(a, b); ax.set_ylim(-1, 1); ax.set_yticks([])
         ax.tick_params(axis='x', labelsize=7, length=2, pad=1)
         for s in ('top', 'right', 'left'): ax.spines[s].set_visible(False)

@@ -152,13 +152,6 @@ def check_profile(prof: Profile,
         except FileNotFoundError as e:
             problems.append(f"{setting}: {e}; fix: --set {setting}=minilm (the offline default)")
         except ValueError as e: problems.append(f"{setting}: {e}")
-    p = profile_path(prof.train_init)   # the committed LoRA warm start of the in-chain GRPO
-    if p is not None and prof.llm_backend != 'scripted' and not (p / 'adapter_config.json').is_file():
-        problems.append(f"train_init: no LoRA adapter (adapter_config.json) in {p}; fix: train one with "
-                        f"`python scripts/grasp_reference.py`, or run without it: --set train_init=none")
-    elif p is not None and prof.llm_backend != 'scripted' and (bad := weights_problem(p)) is not None:
-        problems.append(f"train_init: the weights in {p} do not match their record: {bad}; fix: restore them "
-                        f"(git checkout -- {p}), or run without them: --set train_init=none")
     if prof.llm_backend != 'scripted': problems += policy_problems(prof)
     if not any(importlib.util.find_spec(m) for m in SPACY_MODELS):
         problems.append("spaCy model en_core_web_sm (entity linking of the bridge study) is not installed; "
@@ -194,15 +187,22 @@ CPU_ADVICE = ("not --set llm_backend=transformers alone: it would load the profi
 POLICY_FIELDS = ('grasp_policy', 'search_r1_policy', 'react_policy', 'reader_policy')
 
 def policy_problems(prof: Profile) -> list[str]:
-    """What the trained policy folders of the profile (`POLICY_FIELDS`: GRASP's, Search-R1 style, ReAct's, the
-    reader's) lack for their kind (LoRA adapter or merged model); one line per problem, naming the field."""
+    """What the trained folders of the profile lack: the policies (`POLICY_FIELDS`: GRASP's, Search-R1 style,
+    ReAct's, the reader's) for their kind (LoRA adapter or merged model), the in-chain GRPO's warm start
+    (`train_init`, a LoRA adapter) and the rerank experiment's rerankers (`rerank_dir`); one line per problem,
+    naming the field."""
     from rag_lib.llm import policy_kind
     out = []
-    for field in POLICY_FIELDS:
+    for field in (*POLICY_FIELDS, 'train_init'):
         p = profile_path(getattr(prof, field))
         if p is None: continue
         fix = (f'fix: train and merge it (docs/scale.md; the README names the command of each reference record), '
                f'point {field} at a LoRA adapter or a merged model folder, or run without it: --set {field}=none')
+        if field == 'train_init':   # the in-chain GRPO's warm start: a LoRA adapter only
+            fix = ('fix: train one with `python scripts/grasp_reference.py`, or run without it: '
+                   '--set train_init=none')
+            if not (p / 'adapter_config.json').is_file():
+                out.append(f'train_init: no LoRA adapter (adapter_config.json) in {p}; {fix}'); continue
         try: kind = policy_kind(p)
         except FileNotFoundError as e: out.append(f'{field}: {e}; {fix}'); continue
         need = ['adapter_model.safetensors'] if kind == 'lora' else ['*.safetensors', 'tokenizer_config.json']
@@ -211,6 +211,12 @@ def policy_problems(prof: Profile) -> list[str]:
         bad = weights_problem(p) if kind == 'lora' else None   # a merged model from verl has no record of its own
         if bad: out.append(f"{field}: the weights in {p} do not match their record: {bad}; fix: restore them "
                            f"(git checkout -- {p}), or run without them: --set {field}=none")
+    if (p := profile_path(prof.rerank_dir)) is not None:   # the rerank experiment's trained rerankers
+        want = [p / f'react-{s}-s{k}' for s in prof.rerank_sources for k in range(prof.rerank_seeds)]
+        missing = [str(w) for w in want if not (w / 'reranker.json').is_file()]
+        if missing: out.append(f'rerank_dir: {len(missing)} of {len(want)} trained rerankers missing, e.g. '
+                               f'{missing[0]}; fix: python -m rag_lib.rerank train (see {p}/README.md), or run '
+                               'without the rerank experiment: --set rerank_dir=none')
     return out
 
 def _weights_gb(name: str) -> float | None:
@@ -257,7 +263,10 @@ def plan_lines(prof: Profile) -> list[str]:
 COST_KNOBS = {'01_data': [('n_questions', 'datasets')], '02_retrieval': [('n_questions', 'datasets')],
               '03_agents': [('agent_questions', 'agent_datasets', 'agents')],
               '04_bridge': [('bridge_questions',), ('bridge_llm_questions',)],
-              '05_grasp': [('grasp_questions',), ('agent_questions', 'agent_datasets'), ('train_steps',)]}
+              '05_grasp': [('grasp_questions',), ('agent_questions', 'agent_datasets'), ('train_steps',)],
+              '06_rerank': [('rerank_questions', 'rerank_datasets', 'rerank_seeds', 'rerank_sources'),
+                            ('rerank_llm_questions', 'rerank_datasets', 'rerank_llm_seeds', 'rerank_sources',
+                             'rerank_agents')]}
 
 def _ratio(new, ref) -> float:
     if ref is None: return 1.0   # a knob the record's profile did not have yet

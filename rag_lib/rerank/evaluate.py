@@ -101,26 +101,28 @@ def ranking_rows(questions: Sequence[Question], retrieval: SwappedRetrieval, k: 
         ranks = [titles.index(b) + 1 if b in titles else retrieval.candidates + 1 for b in bridges]
         out.append({'reranker': retrieval.name, 'dataset': q.dataset, 'qid': q.id, 'type': q.type,
                     f'ndcg@{k}': ndcg_at_k(titles, q.gold_titles, k),
-                    'bridge_rank': float(min(ranks)) if ranks else float('nan')})
+                    'bridge_rank': float(min(ranks)) if ranks else float('nan'),
+                    'bridge_rr': 1.0 / min(ranks) if ranks else float('nan')})
     return out
 
-# %% ../../nbs/17f_rerank_evaluate.ipynb #468ba3cd
+# %% ../../nbs/17f_rerank_evaluate.ipynb #76e46487
 def outcome_rows(trajectories: Sequence, questions: Sequence[Question], reranker: str, budget: int = 2,
                  **labels) -> list[dict]:
-    "Per trajectory: EM, F1, searches, turns, success within `budget` searches, tool errors; `labels` added."
+    """Per trajectory: EM, F1, searches, turns, success within `budget` searches, tool errors; `labels` added last
+    (`agent=` names the agent when its trajectories carry a per-reranker name)."""
     by = {(q.dataset, q.id): q for q in questions}
     out = []
     for t in trajectories:
         q = by[t.dataset, t.qid]
         searches = sum(s.action in SEARCH_ACTIONS for s in t.steps)
         em = exact_match(t.answer, q.answers)
-        out.append({'reranker': reranker, **labels, 'agent': t.agent, 'dataset': t.dataset, 'qid': t.qid,
+        out.append({'reranker': reranker, 'agent': t.agent, 'dataset': t.dataset, 'qid': t.qid,
                     'type': q.type, 'em': em, 'f1': f1_score(t.answer, q.answers), 'searches': searches,
                     'turns': len(t.steps), f'success@{budget}': float(em == 1.0 and searches <= budget),
-                    'tool_errors': sum(bool(s.error and s.error.startswith('tool')) for s in t.steps)})
+                    'tool_errors': sum(bool(s.error and s.error.startswith('tool')) for s in t.steps), **labels})
     return out
 
-# %% ../../nbs/17f_rerank_evaluate.ipynb #9b71619c
+# %% ../../nbs/17f_rerank_evaluate.ipynb #bf73555a
 def paired_table(rows: 'pd.DataFrame',  # `outcome_rows` or `ranking_rows` (columns reranker, source, dataset, qid)
                  metric: str, ref: str = 'static',  # the label source compared against
                  by: Sequence[str] = ('agent', 'dataset'), n_boot: int = 1000) -> 'pd.DataFrame':

@@ -27,8 +27,10 @@ class RerankerConfig:
         'help': "sentence-transformers model its weights start from ('minilm': the shipped all-MiniLM-L6-v2)"})
     lora_rank: int = field(default=8, metadata={'help': 'rank of the LoRA adapter on the query side'})
     lora_alpha: float = field(default=16.0, metadata={'help': 'LoRA scale numerator (scale = alpha / rank)'})
-    lora_targets: tuple = field(default=('query', 'key', 'value', 'dense'), metadata={
-        'help': "BERT linear layers the adapter wraps (names' suffixes; 'dense': attention output and feed-forward)"})
+    lora_targets: tuple = field(default=('query', 'value'), metadata={
+        'help': "BERT linear layers the adapter wraps (names' suffixes; 'dense' would add attention output and "
+                'feed-forward)'})
+    doc_rank: int = field(default=16, metadata={'help': 'rank of the document map W = U V'})
     temperature: float = field(default=0.05, metadata={'help': 'tau: training scores are cosine / tau'})
     max_query_tokens: int = field(default=64, metadata={'help': 'queries are cut to this many tokens'})
 
@@ -71,26 +73,35 @@ class DualReranker:
                           target_modules=list(config.lora_targets), bias='none')
         self.encoder, self.tokenizer, self.config, self.name = get_peft_model(encoder, lora), tokenizer, config, name
         self.encoder.eval()   # no dropout: training is deterministic given the seed
-        dim = encoder.config.hidden_size
-        self.doc_map = torch.nn.Linear(dim, dim, bias=False)
-        torch.nn.init.zeros_(self.doc_map.weight)
+        dim, r = encoder.config.hidden_size, config.doc_rank
+        self.doc_down = torch.nn.Linear(dim, r, bias=False)   # V: seeded like LoRA's A
+        self.doc_up = torch.nn.Linear(r, dim, bias=False)     # U: zero, so W = UV starts at zero
+        torch.nn.init.zeros_(self.doc_up.weight)
         self.doc_encoder, self._docs = doc_encoder, {}
+
+    def doc_map(self, e):
+        "W e_d, the document map (low rank)."
+        return self.doc_up(self.doc_down(e))
 
     @classmethod
     def from_base(cls, config: RerankerConfig = RerankerConfig(), doc_encoder=None, name: str = 'dual',
                   seed: int = 0) -> 'DualReranker':
         """The untrained reranker on `config.base` (offline for 'minilm'); documents by `doc_encoder`, default the
         base model's own sentence-transformers embeddings."""
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoModel, AutoTokenizer, logging
         from rag_lib.retrieval import Embedder, resolve_embedder_path
         path = resolve_embedder_path(config.base)
         if doc_encoder is None: doc_encoder = Embedder(config.base).encode_docs
-        return cls(AutoModel.from_pretrained(path, add_pooling_layer=False), AutoTokenizer.from_pretrained(path),
-                   doc_encoder, config, name, seed)
+        level = logging.get_verbosity()
+        logging.set_verbosity_error()   # the checkpoint's pooler, not loaded (mean pooling), is not news
+        try: encoder = AutoModel.from_pretrained(path, add_pooling_layer=False)
+        finally: logging.set_verbosity(level)
+        return cls(encoder, AutoTokenizer.from_pretrained(path), doc_encoder, config, name, seed)
 
     def parameters(self) -> list:
         "The trained parameters: the adapter's and the document map's."
-        return [p for p in self.encoder.parameters() if p.requires_grad] + list(self.doc_map.parameters())
+        return ([p for p in self.encoder.parameters() if p.requires_grad] + list(self.doc_down.parameters())
+                + list(self.doc_up.parameters()))
 
     def encode_queries(self, queries: Sequence[str]):
         "Normalized query vectors, shape (n, dim), differentiable in the adapter."
@@ -121,15 +132,16 @@ class DualReranker:
         with torch.no_grad():
             return (self.doc_vectors(texts) @ self.encode_queries([query])[0]).numpy().astype(np.float32)
 
-# %% ../../nbs/17b_rerank_model.ipynb #0ee4facf
+# %% ../../nbs/17b_rerank_model.ipynb #36333bbd
 RERANKER_FILE, WEIGHTS_FILE = 'reranker.json', 'weights.safetensors'
 
 def trained_state(model: DualReranker) -> dict:
-    "The trained tensors by name: the adapter's (as peft names them) and 'doc_map.weight'."
+    "The trained tensors by name: the adapter's (as peft names them, under 'encoder.') and the document map's."
     from peft import get_peft_model_state_dict
     lora = get_peft_model_state_dict(model.encoder)
     state = {f'encoder.{k}': v.detach().clone().contiguous() for k, v in lora.items()}
-    state['doc_map.weight'] = model.doc_map.weight.detach().clone().contiguous()
+    for name in ('doc_down', 'doc_up'):
+        state[f'{name}.weight'] = getattr(model, name).weight.detach().clone().contiguous()
     return state
 
 def save_reranker(model: DualReranker, folder: str | Path, meta: dict) -> Path:
@@ -168,8 +180,8 @@ def load_reranker(folder: str | Path, doc_encoder=None, encoder=None, tokenizer=
                  if k not in state or k not in mine or state[k].shape != mine[k].shape)
     if bad: raise ValueError(f'{folder / WEIGHTS_FILE}: tensors {bad[:4]} do not fit the base {cfg.base!r}')
     set_peft_model_state_dict(model.encoder,
-                              {k[len('encoder.'):]: v for k, v in state.items() if k != 'doc_map.weight'})
-    model.doc_map.weight.data.copy_(state['doc_map.weight'])
+                              {k[len('encoder.'):]: v for k, v in state.items() if k.startswith('encoder.')})
+    for name in ('doc_down', 'doc_up'): getattr(model, name).weight.data.copy_(state[f'{name}.weight'])
     model.fingerprint, model.meta = reranker_fingerprint(folder), meta
     return model
 
