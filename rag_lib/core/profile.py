@@ -141,7 +141,7 @@ class Profile:
     train_init: str | None = field(default='artifacts/reference/grasp-smollm2-v4/grasp-v4-adapter', metadata={
         'help': 'LoRA adapter the in-chain GRPO starts from (the committed warm start); None: a fresh adapter on the '
                 'base model'})
-    rerank_dir: str | None = field(default=None, metadata={
+    rerank_dir: str | None = field(default='artifacts/reference/rerank-react-v1', metadata={
         'help': "beyond the papers: the folder of trained rerankers (`python -m rag_lib.rerank train`: one folder "
                 "'<agent>-<source>-s<seed>' each, a 'round2' folder for the relabelled ones), relative to the project "
                 'root; None: the rerank experiment is skipped'})
