@@ -13,7 +13,8 @@ from rag_lib.pipeline import preflight
 from rag_lib.core import Profile, get_profile
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL = ['datasets=world', 'n_questions=8', 'agent_questions=3', 'agents=rule', 'llm_backend=scripted', 'bridge_questions=20', 'grasp_questions=3']
+SMALL = ['datasets=world', 'n_questions=8', 'agent_questions=3', 'agents=rule', 'llm_backend=scripted', 'bridge_questions=20', 'grasp_questions=3',
+         'rerank_agents=rule', 'rerank_datasets=world', 'rerank_questions=6', 'rerank_seeds=1']
 SMALL_PROFILE = core.resolve_profile('cpu', dict(s.split('=', 1) for s in SMALL))
 
 

@@ -13,7 +13,8 @@ TRAIN = [sys.executable, '-m', 'rag_lib.train']
 # the smallest sizes the profile's checks accept, on the generated world and the model-free scripted backend
 SMALLEST = ['name=smallest', 'datasets=world', 'n_questions=1', 'agent_questions=1', 'agents=rule',
             'llm_backend=scripted', 'bridge_questions=1', 'bridge_llm_questions=1', 'grasp_questions=1', 'train_steps=0',
-            'top_k=1', 'candidates=1', 'react_shown=1']
+            'top_k=1', 'candidates=1', 'react_shown=1',
+            'rerank_questions=1', 'rerank_llm_questions=1', 'rerank_seeds=1', 'rerank_datasets=world']
 
 
 @pytest.fixture
