@@ -161,7 +161,8 @@ class Profile:
         'help': 'questions per dataset for the rule policy and the ranking table (the issue: >= 150)'})
     rerank_llm_questions: int = field(default=30, metadata={'min': 1,
         'help': 'questions per dataset for the LLM agents, the first of rerank_questions (the cpu profile: 30; a '
-                'trained ReAct or GRASP question costs about 4 s on 2 cores, and each reranker runs them all)'})
+                'trained ReAct question cost 5 s on 1 thread in its test evaluation (react-smollm2-t8: 509 s for 100), '
+                'and each reranker runs them all)'})
     rerank_budget: int = field(default=2, metadata={'min': 1,
         'help': "success at a fixed search budget: an exact answer after at most this many searches"})
     judge: bool = field(default=False, metadata={
