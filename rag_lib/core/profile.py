@@ -159,10 +159,10 @@ class Profile:
         'help': "datasets of the rerank experiment ('world': the test world, with planted bridges)"})
     rerank_questions: int = field(default=150, metadata={'min': 1,
         'help': 'questions per dataset for the rule policy and the ranking table (the issue: >= 150)'})
-    rerank_llm_questions: int = field(default=30, metadata={'min': 1,
-        'help': 'questions per dataset for the LLM agents, the first of rerank_questions (the cpu profile: 30; a '
-                'trained ReAct question cost 5 s on 1 thread in its test evaluation (react-smollm2-t8: 509 s for 100), '
-                'and each reranker runs them all)'})
+    rerank_llm_questions: int = field(default=20, metadata={'min': 1,
+        'help': 'questions per dataset for the LLM agents, the first of rerank_questions (the cpu profile: 20; each '
+                'reranker runs them all: 6 rerankers x 2 datasets x 2 agents x 20 = 480 runs at 4.4 s each, measured '
+                'on 4 questions of each (run cpu-8c22f9b7f5, 2 cores), about 35 min)'})
     rerank_budget: int = field(default=2, metadata={'min': 1,
         'help': "success at a fixed search budget: an exact answer after at most this many searches"})
     judge: bool = field(default=False, metadata={
