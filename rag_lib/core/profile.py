@@ -4,7 +4,7 @@
 
 # %% ../../nbs/00c_core_profile.ipynb #fb6197ba
 from __future__ import annotations
-import dataclasses, json, re, textwrap, typing
+import argparse, dataclasses, json, re, textwrap, typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,8 +12,8 @@ from .compute import resolve_compute
 from .files import project_root, stable_hash, to_jsonable
 
 # %% auto #0
-__all__ = ['DATASET_NAMES', 'SAFE_NAME', 'PROFILES', 'Profile', 'check_name', 'parse_sets', 'load_mapping', 'parse_value',
-           'resolve_profile', 'resolved_compute', 'get_profile', 'profile_path', 'fields_help']
+__all__ = ['DATASET_NAMES', 'SAFE_NAME', 'PROFILES', 'Profile', 'check_name', 'parse_sets', 'CliParser', 'load_mapping',
+           'parse_value', 'resolve_profile', 'resolved_compute', 'get_profile', 'profile_path', 'fields_help']
 
 # %% ../../nbs/00c_core_profile.ipynb #c90a86fd
 DATASET_NAMES = ('world', 'hotpotqa', '2wikimultihopqa', 'musique')
@@ -220,6 +220,10 @@ def parse_sets(items, option: str = '--set') -> dict:
         if k.strip() in out: raise ValueError(f'{option}: {k.strip()!r} is given twice')
         out[k.strip()] = v
     return out
+
+class CliParser(argparse.ArgumentParser):
+    "An argparse parser whose usage errors raise ValueError (one line, printed by the command's `main`), not exit(2)."
+    def error(self, message): raise ValueError(message)
 
 def _unique_keys(pairs, path):
     "A JSON object's pairs as a dict; ValueError naming `path` and the key written twice."

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core import file_sha256, get_profile, to_jsonable
+from ..core.profile import CliParser
 from .data import LABEL_AGENTS, check_label_worlds, make_labels, read_labels, write_labels
 from .labels import LABEL_SOURCES, step_groups, take_budget
 from .model import (RERANKER_FILE, RerankerConfig, RerankTrainConfig, DualReranker, is_reranker_folder,
@@ -18,12 +19,9 @@ from .model import (RERANKER_FILE, RerankerConfig, RerankTrainConfig, DualRerank
 __all__ = ['parser', 'train_overrides', 'run_labels', 'run_train', 'main']
 
 # %% ../../nbs/17d_rerank_cli.ipynb #86799cdd
-class _Parser(argparse.ArgumentParser):
-    def error(self, message): raise ValueError(message)   # one line, printed by `main`
-
 def parser() -> argparse.ArgumentParser:
     "The options of `python -m rag_lib.rerank`."
-    ap = _Parser(prog='python -m rag_lib.rerank', description='Labels on training worlds, and the rerankers '
+    ap = CliParser(prog='python -m rag_lib.rerank', description='Labels on training worlds, and the rerankers '
                  'trained on them (one per label source and seed).')
     sub = ap.add_subparsers(dest='command', required=True)
     lab = sub.add_parser('labels', help='label rows of one agent on training worlds (the bridge study, cached)')

@@ -74,6 +74,7 @@ class SwappedRetrieval:
 # %% ../../nbs/17f_rerank_evaluate.ipynb #34656994
 class DocEmbeddings:
     "Frozen document embeddings by text, shared by the rerankers of a run: from dense indexes, else encoded once."
+    caches = True   # a DualReranker given this keeps no copy of its own
     def __init__(self, embedder):
         self.embedder, self._by = embedder, {}
 

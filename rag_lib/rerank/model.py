@@ -112,12 +112,16 @@ class DualReranker:
         return torch.nn.functional.normalize(_mean_pool(out.last_hidden_state, enc['attention_mask']), dim=-1)
 
     def doc_embeddings(self, texts: Sequence[str]):
-        "The frozen embeddings e_d of `texts` (computed once per text), shape (n, dim)."
+        """The frozen embeddings e_d of `texts` (computed once per text), shape (n, dim); a `doc_encoder` that
+        keeps its own cache (`caches = True`, e.g. one shared by every reranker of a run) is not copied here."""
         import torch
+        if not texts: return torch.zeros(0, 1)
+        if getattr(self.doc_encoder, 'caches', False):
+            return torch.from_numpy(np.asarray(self.doc_encoder(list(texts)), dtype=np.float32))
         todo = [t for t in dict.fromkeys(texts) if t not in self._docs]
         if todo:
             for t, v in zip(todo, np.asarray(self.doc_encoder(todo), dtype=np.float32)): self._docs[t] = v
-        return torch.from_numpy(np.stack([self._docs[t] for t in texts])) if texts else torch.zeros(0, 1)
+        return torch.from_numpy(np.stack([self._docs[t] for t in texts]))
 
     def doc_vectors(self, texts: Sequence[str]):
         "g_W(d) of `texts`: the frozen embeddings through the document map, normalized, shape (n, dim)."

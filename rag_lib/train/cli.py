@@ -12,7 +12,7 @@ from .config import GRPOConfig, SFTConfig, apply_overrides, help_fields
 from .loop import latest_checkpoint, run_conflict, train_grpo
 from .sft import train_sft
 from ..core import COMPUTE_DTYPES, data_dir
-from ..core.profile import check_name, load_mapping, parse_sets
+from ..core.profile import CliParser, check_name, load_mapping, parse_sets
 from .evaluate import EVAL_AGENTS, METRICS, adapter_dir, run_eval
 from .reader import run_reader_eval
 from ..corpus import REAL_FILES
@@ -23,12 +23,9 @@ __all__ = ['STAGES', 'EVAL_ONLY', 'parser', 'check_eval', 'stage_config', 'kept'
 # %% ../../nbs/13j_train_cli.ipynb #ff8fae26
 STAGES = ('warm-start', 'grpo', 'eval')
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message): raise ValueError(message)   # one line, printed by `main`
-
 def parser() -> argparse.ArgumentParser:
     "The options of `python -m rag_lib.train`."
-    ap = _Parser(prog='python -m rag_lib.train', description='Train the GRASP policy on CPU '
+    ap = CliParser(prog='python -m rag_lib.train', description='Train the GRASP policy on CPU '
                                  '(warm start, GRPO) or evaluate one on held-out world questions.')
     ap.add_argument('--stage', required=True, choices=STAGES)
     ap.add_argument('--out', required=True, help='run folder (a run started again with the same arguments resumes)')
