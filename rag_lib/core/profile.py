@@ -161,8 +161,8 @@ class Profile:
         'help': 'questions per dataset for the rule policy and the ranking table (the issue: >= 150)'})
     rerank_llm_questions: int = field(default=20, metadata={'min': 1,
         'help': 'questions per dataset for the LLM agents, the first of rerank_questions (the cpu profile: 20; each '
-                'reranker runs them all: 6 rerankers x 2 datasets x 2 agents x 20 = 480 runs at 4.4 s each, measured '
-                'on 4 questions of each (run cpu-8c22f9b7f5, 2 cores), about 35 min)'})
+                'reranker runs them all: 6 rerankers x 2 datasets x 2 agents x 20 = 480 runs, 41 min in the promoted '
+                'run cpu-41a9e05f9b on 2 cores, 5.1 s each)'})
     rerank_budget: int = field(default=2, metadata={'min': 1,
         'help': "success at a fixed search budget: an exact answer after at most this many searches"})
     judge: bool = field(default=False, metadata={
