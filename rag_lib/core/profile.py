@@ -161,8 +161,13 @@ class Profile:
         'help': 'questions per dataset for the rule policy and the ranking table (the issue: >= 150)'})
     rerank_llm_questions: int = field(default=20, metadata={'min': 1,
         'help': 'questions per dataset for the LLM agents, the first of rerank_questions (the cpu profile: 20; each '
-                'reranker runs them all: 6 rerankers x 2 datasets x 2 agents x 20 = 480 runs, 41 min in the promoted '
-                'run cpu-41a9e05f9b on 2 cores, 5.1 s each)'})
+                'reranker runs them all: 6 rerankers x 2 datasets x 2 agents x 20 = 480 runs, 41 min in the run '
+                'cpu-41a9e05f9b on 2 cores, 5.1 s each: why the cpu chain reads them from rerank_record)'})
+    rerank_record: str | None = field(default='artifacts/reference/rerank-react-v1/swaps', metadata={
+        'help': "the committed trajectories of the LLM agents under every reranker (`python -m rag_lib.rerank "
+                "evaluate`), named by their content address as the trajectory cache is: the chain reads those whose "
+                'agent, model, reranker and code match and runs the rest (the cpu profile: all 480, read in seconds); '
+                'None: every run in the chain'})
     rerank_budget: int = field(default=2, metadata={'min': 1,
         'help': "success at a fixed search budget: an exact answer after at most this many searches"})
     judge: bool = field(default=False, metadata={
@@ -351,14 +356,14 @@ PROFILES = {
                    encoder_dtype='bfloat16', encoder_batch=64, agent_datasets=DATASET_NAMES,
                    # the committed rerankers are MiniLM's, trained on the cpu ReAct policy's labels; the gpu study
                    # trains its own (`python -m rag_lib.rerank`, with --profile gpu) and names their folder here
-                   rerank_dir=None, rerank_llm_questions=150, rerank_llm_seeds=3),
+                   rerank_dir=None, rerank_record=None, rerank_llm_questions=150, rerank_llm_seeds=3),
 }
 # what the tests run end to end (`tests/test_smoke.py`): the cpu profile's trained agents through every notebook, a
 # few questions each, in minutes
 PROFILES['smoke'] = dataclasses.replace(PROFILES['cpu'], name='smoke', datasets=('world', 'hotpotqa'),
                                         n_questions=8, agent_questions=3, grasp_questions=3, bridge_questions=8,
                                         bridge_llm_questions=3, bridge_pool=2, rerank_questions=4,
-                                        rerank_llm_questions=2, rerank_seeds=1)
+                                        rerank_llm_questions=2, rerank_seeds=1, rerank_record=None)
 
 def resolve_profile(base: str | Profile | dict = 'cpu',  # a profile name, a Profile, or a mapping of fields
                     overrides: dict | None = None,  # field -> value; strings are parsed as by `parse_value`

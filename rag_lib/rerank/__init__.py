@@ -6,10 +6,12 @@
 __all__ = ['LABEL_FIELDS', 'LABEL_SOURCES', 'source_fields', 'RerankLabel', 'used_documents', 'label_rows', 'step_key',
            'take_budget', 'StepGroup', 'step_groups', 'within_step_pairs', 'label_summary', 'RerankerConfig',
            'RerankTrainConfig', 'DualReranker', 'RERANKER_FILE', 'WEIGHTS_FILE', 'trained_state', 'save_reranker',
-           'is_reranker_folder', 'reranker_fingerprint', 'load_reranker', 'ranknet_loss', 'split_holdout',
-           'pair_accuracy', 'train_reranker', 'LABEL_AGENTS', 'check_label_worlds', 'label_profile', 'make_labels',
-           'write_labels', 'read_labels', 'SWAP_VERSION', 'ParagraphScorer', 'SwappedRetrieval', 'DocEmbeddings',
-           'ranking_rows', 'outcome_rows', 'paired_table']
+           'is_reranker_folder', 'reranker_fingerprint', 'reranker_config', 'load_reranker', 'ranknet_loss',
+           'split_holdout', 'pair_accuracy', 'train_reranker', 'LABEL_AGENTS', 'check_label_worlds', 'label_profile',
+           'make_labels', 'write_labels', 'read_labels', 'SWAP_VERSION', 'ParagraphScorer', 'SwappedRetrieval',
+           'DocEmbeddings', 'ranking_rows', 'outcome_rows', 'paired_table', 'ROUND2', 'LLM_AGENTS', 'reranker_folder',
+           'reranker_name', 'swap_sources', 'check_rerankers', 'SwapSetup', 'swap_setup', 'take_from_record',
+           'put_in_record', 'record_index', 'agent_profile', 'swap_agents', 'swap_outcomes']
 
 # %% ../../nbs/17_rerank.ipynb #a5c0627a
 from .labels import LABEL_FIELDS, LABEL_SOURCES, source_fields, RerankLabel, used_documents
@@ -17,15 +19,21 @@ from .labels import label_rows, step_key, take_budget, StepGroup, step_groups, w
 from .labels import label_summary
 from .model import RerankerConfig, RerankTrainConfig, DualReranker, RERANKER_FILE, WEIGHTS_FILE
 from .model import trained_state, save_reranker, is_reranker_folder, reranker_fingerprint
-from .model import load_reranker, ranknet_loss, split_holdout, pair_accuracy, train_reranker
+from .model import reranker_config, load_reranker, ranknet_loss, split_holdout, pair_accuracy
+from .model import train_reranker
 from .data import LABEL_AGENTS, check_label_worlds, label_profile, make_labels, write_labels
 from .data import read_labels
 from .evaluate import SWAP_VERSION, ParagraphScorer, SwappedRetrieval, DocEmbeddings, ranking_rows
 from .evaluate import outcome_rows, paired_table
+from .swaps import ROUND2, LLM_AGENTS, reranker_folder, reranker_name, swap_sources, check_rerankers
+from .swaps import SwapSetup, swap_setup, take_from_record, put_in_record, record_index
+from .swaps import agent_profile, swap_agents, swap_outcomes
 _all_ = ['LABEL_FIELDS', 'LABEL_SOURCES', 'source_fields', 'RerankLabel', 'used_documents', 'label_rows', 'step_key',
          'take_budget', 'StepGroup', 'step_groups', 'within_step_pairs', 'label_summary', 'RerankerConfig',
          'RerankTrainConfig', 'DualReranker', 'RERANKER_FILE', 'WEIGHTS_FILE', 'trained_state', 'save_reranker',
-         'is_reranker_folder', 'reranker_fingerprint', 'load_reranker', 'ranknet_loss', 'split_holdout',
-         'pair_accuracy', 'train_reranker', 'LABEL_AGENTS', 'check_label_worlds', 'label_profile', 'make_labels',
-         'write_labels', 'read_labels', 'SWAP_VERSION', 'ParagraphScorer', 'SwappedRetrieval', 'DocEmbeddings',
-         'ranking_rows', 'outcome_rows', 'paired_table']
+         'is_reranker_folder', 'reranker_fingerprint', 'reranker_config', 'load_reranker', 'ranknet_loss',
+         'split_holdout', 'pair_accuracy', 'train_reranker', 'LABEL_AGENTS', 'check_label_worlds', 'label_profile',
+         'make_labels', 'write_labels', 'read_labels', 'SWAP_VERSION', 'ParagraphScorer', 'SwappedRetrieval',
+         'DocEmbeddings', 'ranking_rows', 'outcome_rows', 'paired_table', 'ROUND2', 'LLM_AGENTS', 'reranker_folder',
+         'reranker_name', 'swap_sources', 'check_rerankers', 'SwapSetup', 'swap_setup', 'take_from_record',
+         'put_in_record', 'record_index', 'agent_profile', 'swap_agents', 'swap_outcomes']

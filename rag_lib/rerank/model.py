@@ -16,8 +16,8 @@ from .labels import StepGroup, source_fields, within_step_pairs
 
 # %% auto #0
 __all__ = ['RERANKER_FILE', 'WEIGHTS_FILE', 'RerankerConfig', 'RerankTrainConfig', 'DualReranker', 'trained_state',
-           'save_reranker', 'is_reranker_folder', 'reranker_fingerprint', 'load_reranker', 'ranknet_loss',
-           'split_holdout', 'pair_accuracy', 'train_reranker']
+           'save_reranker', 'is_reranker_folder', 'reranker_fingerprint', 'reranker_config', 'load_reranker',
+           'ranknet_loss', 'split_holdout', 'pair_accuracy', 'train_reranker']
 
 # %% ../../nbs/17b_rerank_model.ipynb #79b06d4f
 @dataclass(frozen=True)
@@ -166,6 +166,11 @@ def reranker_fingerprint(folder: str | Path) -> str:
     from rag_lib.core import file_sha256
     return stable_hash([file_sha256(Path(folder) / n) for n in (RERANKER_FILE, WEIGHTS_FILE)])
 
+def reranker_config(meta: dict, where: str | Path = 'reranker.json') -> RerankerConfig:
+    "The `RerankerConfig` of a saved reranker's metadata (`reranker.json`); an unknown or missing field names `where`."
+    try: return RerankerConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in meta['config'].items()})
+    except (KeyError, TypeError) as e: raise ValueError(f'{where}: no valid config ({e})') from None
+
 def load_reranker(folder: str | Path, doc_encoder=None, encoder=None, tokenizer=None) -> DualReranker:
     """The reranker saved in `folder` (its base from `config.base`, or the `encoder` and `tokenizer` given); a folder
     without its files or with weights of another shape is an error naming it."""
@@ -175,7 +180,7 @@ def load_reranker(folder: str | Path, doc_encoder=None, encoder=None, tokenizer=
     for n in (RERANKER_FILE, WEIGHTS_FILE):
         if not (folder / n).is_file(): raise FileNotFoundError(f'{folder}: no {n}; not a trained reranker folder')
     meta = json.loads((folder / RERANKER_FILE).read_text())
-    cfg = RerankerConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in meta['config'].items()})
+    cfg = reranker_config(meta, folder / RERANKER_FILE)
     if encoder is None: model = DualReranker.from_base(cfg, doc_encoder, name=meta.get('name', folder.name))
     else: model = DualReranker(encoder, tokenizer, doc_encoder, cfg, name=meta.get('name', folder.name))
     state = load_file(str(folder / WEIGHTS_FILE))
