@@ -97,10 +97,13 @@ def put_in_record(record: str | Path, log: Path, trajectories: Sequence) -> Path
     return write_sealed(dst, [to_jsonable(keep[k]) for k in sorted(keep)])
 
 def record_index(record: str | Path, **about) -> Path:
-    "Write `record`/index.json: `about` (the command that made it, ...) and each log's agent, trajectories, SHA-256."
+    "Write `record`/index.json: `about` (the command that made it, ...) and each log's agent, datasets, size, SHA-256."
     record = Path(record)
-    files = {f.name: {'agent': f.name.rsplit('-', 1)[0], 'trajectories': len(load_trajectories(f, repair=False)),
-                      'sha256': file_sha256(f)} for f in sorted(record.glob('*.jsonl'))}
+    files = {}
+    for f in sorted(record.glob('*.jsonl')):
+        ts = load_trajectories(f, repair=False)
+        files[f.name] = {'agent': f.name.rsplit('-', 1)[0], 'datasets': sorted({t.dataset for t in ts}),
+                         'trajectories': len(ts), 'sha256': file_sha256(f)}
     return atomic_write_text(record / 'index.json', json.dumps({**about, 'files': files}, indent=1) + '\n')
 
 # %% ../../nbs/17g_rerank_swaps.ipynb #e2cb87e5
