@@ -161,12 +161,13 @@ class Profile:
         'help': 'questions per dataset for the rule policy and the ranking table (the issue: >= 150)'})
     rerank_llm_questions: int = field(default=20, metadata={'min': 1,
         'help': 'questions per dataset for the LLM agents, the first of rerank_questions (the cpu profile: 20; each '
-                'reranker runs them all: 6 rerankers x 2 datasets x 2 agents x 20 = 480 runs, 41 min in the run '
-                'cpu-41a9e05f9b on 2 cores, 5.1 s each: why the cpu chain reads them from rerank_record)'})
+                'reranker runs them all: 7 rerankers with the relabelled round x 2 datasets x 2 agents x 20 = 560 '
+                'runs; 480 of them took 41 min in the run cpu-41a9e05f9b on 2 cores, 5.1 s each: why the cpu chain '
+                'reads them from rerank_record)'})
     rerank_record: str | None = field(default='artifacts/reference/rerank-react-v1/swaps', metadata={
         'help': "the committed trajectories of the LLM agents under every reranker (`python -m rag_lib.rerank "
                 "evaluate`), named by their content address as the trajectory cache is: the chain reads those whose "
-                'agent, model, reranker and code match and runs the rest (the cpu profile: all 480, read in seconds); '
+                'agent, model, reranker and code match and runs the rest (the cpu profile: all 560, read in seconds); '
                 'None: every run in the chain'})
     rerank_budget: int = field(default=2, metadata={'min': 1,
         'help': "success at a fixed search budget: an exact answer after at most this many searches"})

@@ -250,7 +250,7 @@ def train_reranker(model: DualReranker, groups: Sequence[StepGroup], cfg: Rerank
                 loss = loss + sum(w * ranknet_loss(s, pairs[k][f]) for f, w in zip(fields, weights))
             loss = loss / len(batch)
             opt.zero_grad(); loss.backward(); opt.step()
-            total += float(loss) * len(batch)
+            total += loss.item() * len(batch)
         log.append({'epoch': epoch + 1, 'loss': total / len(order), 'steps': len(order),
                     'train_pair_acc': pair_accuracy(model, [train[k] for k in live], fields[0], cfg.min_gap),
                     'heldout_pair_acc': pair_accuracy(model, held, fields[0], cfg.min_gap),

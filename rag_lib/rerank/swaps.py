@@ -29,8 +29,10 @@ def reranker_folder(root: str | Path, source: str, seed: int) -> Path:
     return Path(root) / f'react-{source}-s{seed}'
 
 def reranker_name(source: str, seed: int) -> str:
-    "The reranker's name in tables and agent names: 'untrained' for the profile's own, else '<source>-s<seed>'."
-    return 'untrained' if source == 'reference' else f'{source}-s{seed}'
+    """The reranker's name in tables, agent names and so in file names: 'untrained' for the profile's own,
+    'ctu-round2-s<seed>' for `ROUND2`'s, else '<source>-s<seed>'."""
+    if source == 'reference': return 'untrained'
+    return f"{'ctu-round2' if source == ROUND2 else source}-s{seed}"
 
 def swap_sources(prof: Profile) -> list[str]:
     "The label sources `prof` compares: `rerank_sources`, and `ROUND2` when `rerank_dir` has a 'round2' folder."
