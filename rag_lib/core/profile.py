@@ -145,6 +145,9 @@ class Profile:
         'help': "beyond the papers: the folder of trained rerankers (`python -m rag_lib.rerank train`: one folder "
                 "'<agent>-<source>-s<seed>' each, a 'round2' folder for the relabelled ones), relative to the project "
                 'root; None: the rerank experiment is skipped'})
+    rerank_rule_labels: str | None = field(default='artifacts/reference/rerank-react-v1/labels-rule.jsonl', metadata={
+        'help': "the rule policy's own label file, labelled apart (`python -m rag_lib.rerank labels --agent rule`): "
+                "summarised beside the ReAct policy's labels that the rerankers learn from; None: not shown"})
     rerank_sources: tuple = field(default=('static', 'sru', 'behaviour', 'ctu', 'ctu+static'), metadata={
         'choices': ('static', 'sru', 'behaviour', 'ctu', 'ctu+static'),
         'help': "label sources compared (`rerank.LABEL_SOURCES`); 'static' is the reference of the paired tests"})
@@ -357,7 +360,8 @@ PROFILES = {
                    encoder_dtype='bfloat16', encoder_batch=64, agent_datasets=DATASET_NAMES,
                    # the committed rerankers are MiniLM's, trained on the cpu ReAct policy's labels; the gpu study
                    # trains its own (`python -m rag_lib.rerank`, with --profile gpu) and names their folder here
-                   rerank_dir=None, rerank_record=None, rerank_llm_questions=150, rerank_llm_seeds=3),
+                   rerank_dir=None, rerank_record=None, rerank_rule_labels=None, rerank_llm_questions=150,
+                   rerank_llm_seeds=3),
 }
 # what the tests run end to end (`tests/test_smoke.py`): the cpu profile's trained agents through every notebook, a
 # few questions each, in minutes

@@ -189,8 +189,8 @@ POLICY_FIELDS = ('grasp_policy', 'search_r1_policy', 'react_policy', 'reader_pol
 def policy_problems(prof: Profile) -> list[str]:
     """What the trained folders of the profile lack: the policies (`POLICY_FIELDS`: GRASP's, Search-R1 style,
     ReAct's, the reader's) for their kind (LoRA adapter or merged model), the in-chain GRPO's warm start
-    (`train_init`, a LoRA adapter) and the rerank experiment's rerankers (`rerank_dir`); one line per problem,
-    naming the field."""
+    (`train_init`, a LoRA adapter), the rerank experiment's rerankers (`rerank_dir`) and the rule policy's label
+    file (`rerank_rule_labels`); one line per problem, naming the field."""
     from rag_lib.llm import policy_kind
     out = []
     for field in (*POLICY_FIELDS, 'train_init'):
@@ -215,8 +215,11 @@ def policy_problems(prof: Profile) -> list[str]:
         want = [p / f'react-{s}-s{k}' for s in prof.rerank_sources for k in range(prof.rerank_seeds)]
         missing = [str(w) for w in want if not (w / 'reranker.json').is_file()]
         if missing: out.append(f'rerank_dir: {len(missing)} of {len(want)} trained rerankers missing, e.g. '
-                               f'{missing[0]}; fix: python -m rag_lib.rerank train (see {p}/README.md), or run '
+                               f'{missing[0]}; fix: python -m rag_lib.rerank train (see {p}/NOTES.md), or run '
                                'without the rerank experiment: --set rerank_dir=none')
+        if (f := profile_path(prof.rerank_rule_labels)) is not None and not f.is_file():
+            out.append(f'rerank_rule_labels: no label file {f}; fix: python -m rag_lib.rerank labels --agent rule '
+                       f'(see {p}/NOTES.md), or run without it: --set rerank_rule_labels=none')
     return out
 
 def _weights_gb(name: str) -> float | None:
