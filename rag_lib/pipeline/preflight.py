@@ -13,9 +13,10 @@ from ..core import Profile, data_dir, installed_problem, profile_path, weights_p
 from .artifacts import artifacts_root
 
 # %% auto #0
-__all__ = ['SPACY_MODELS', 'SIZE_KNOBS', 'CPU_ADVICE', 'POLICY_FIELDS', 'COST_KNOBS', 'find_llm', 'find_encoder', 'questions_in',
-           'writable', 'unwritable', 'dataset_sizes', 'capped', 'real_datasets', 'check_profile', 'machine_problems',
-           'policy_problems', 'engine_estimates', 'memory_problems', 'plan_lines', 'estimate_seconds', 'estimate_line']
+__all__ = ['SPACY_MODELS', 'SIZE_KNOBS', 'CPU_ADVICE', 'POLICY_FIELDS', 'COST_KNOBS', 'RECORD_KNOBS', 'find_llm', 'find_encoder',
+           'questions_in', 'writable', 'unwritable', 'dataset_sizes', 'capped', 'real_datasets', 'check_profile',
+           'machine_problems', 'policy_problems', 'engine_estimates', 'memory_problems', 'plan_lines',
+           'estimate_seconds', 'estimate_line']
 
 # %% ../../nbs/15c_pipeline_preflight.ipynb #f6a7b8c9
 def find_llm(name: str) -> Path:
@@ -270,6 +271,9 @@ COST_KNOBS = {'01_data': [('n_questions', 'datasets')], '02_retrieval': [('n_que
               '06_rerank': [('rerank_questions', 'rerank_datasets', 'rerank_seeds', 'rerank_sources'),
                             ('rerank_llm_questions', 'rerank_datasets', 'rerank_llm_seeds', 'rerank_sources',
                              'rerank_agents')]}
+# a term led by one of these knobs is read from the committed record the value names when the profile has one (the
+# cpu profile's LLM swaps): reading costs seconds whatever the size, so the term scales only without a record
+RECORD_KNOBS = {'rerank_llm_questions': 'rerank_record'}
 
 def _ratio(new, ref) -> float:
     if ref is None: return 1.0   # a knob the record's profile did not have yet
@@ -286,7 +290,8 @@ def estimate_seconds(prof: Profile, record: Path | None = None) -> tuple[float, 
     for n in m['notebooks']:
         stem, secs = n['notebook'].removesuffix('.ipynb'), n['seconds'] or 0.0
         terms = COST_KNOBS.get(stem, [()])
-        scale = max(float(np.prod([_ratio(getattr(prof, k), ref.get(k)) for k in t])) for t in terms)
+        scale = max(1.0 if t and getattr(prof, RECORD_KNOBS.get(t[0], ''), None)
+                    else float(np.prod([_ratio(getattr(prof, k), ref.get(k)) for k in t])) for t in terms)
         total, est = total + secs, est + secs * scale
     return est, total
 
