@@ -172,6 +172,10 @@ class Profile:
                 "evaluate`), named by their content address as the trajectory cache is: the chain reads those whose "
                 'agent, model, reranker and code match and runs the rest (the cpu profile: all 560, read in seconds); '
                 'None: every run in the chain'})
+    rerank_llm_compute: str = field(default='float32', metadata={'choices': ('float32', 'profile'),
+        'help': "what the LLM agents of the rerank experiment compute in: 'float32', the dtype rerank_record is made "
+                "in, on every machine (a trajectory's content address holds its dtype: in bf16 no file of the record "
+                "would match and all its runs would be made again); 'profile': compute_dtype (the gpu profile)"})
     rerank_budget: int = field(default=2, metadata={'min': 1,
         'help': "success at a fixed search budget: an exact answer after at most this many searches"})
     judge: bool = field(default=False, metadata={
@@ -361,7 +365,7 @@ PROFILES = {
                    # the committed rerankers are MiniLM's, trained on the cpu ReAct policy's labels; the gpu study
                    # trains its own (`python -m rag_lib.rerank`, with --profile gpu) and names their folder here
                    rerank_dir=None, rerank_record=None, rerank_rule_labels=None, rerank_llm_questions=150,
-                   rerank_llm_seeds=3),
+                   rerank_llm_seeds=3, rerank_llm_compute='profile'),
 }
 # what the tests run end to end (`tests/test_smoke.py`): the cpu profile's trained agents through every notebook, a
 # few questions each, in minutes

@@ -107,7 +107,7 @@ def run_evaluate(a) -> Path:
     written into the record folder, and its `index.json`."""
     from rag_lib.components import Study
     from rag_lib.core import profile_path
-    from rag_lib.rerank.swaps import record_index, swap_outcomes, swap_setup
+    from rag_lib.rerank.swaps import record_index, swap_outcomes, swap_profile, swap_setup
     prof = get_profile(a.profile)
     out = Path(a.out) if a.out else profile_path(prof.rerank_record)
     if out is None: raise ValueError(f'profile {a.profile!r} names no rerank_record: give the record folder, --out')
@@ -115,7 +115,7 @@ def run_evaluate(a) -> Path:
     if not 1 <= n_q <= prof.rerank_questions:
         raise ValueError(f"--questions {n_q}: must be from 1 to the profile's rerank_questions "
                          f'({prof.rerank_questions})')
-    study = Study(prof)
+    study = Study(swap_profile(prof))   # the LLM agents compute as the record is kept (rerank_llm_compute)
     setup = swap_setup(study)
     for agent in a.agents:
         rows, n = swap_outcomes(agent, study.backend_of(agent), prof, setup, n_q, prof.rerank_llm_seeds, out, save=True)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/17g_rerank_swaps.ipynb #5a550448
 from __future__ import annotations
-import json
+import dataclasses, json, sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -16,8 +16,8 @@ from .model import RERANKER_FILE, load_reranker
 
 # %% auto #0
 __all__ = ['ROUND2', 'LLM_AGENTS', 'reranker_folder', 'reranker_name', 'swap_sources', 'check_rerankers', 'SwapSetup',
-           'swap_setup', 'take_from_record', 'put_in_record', 'record_index', 'agent_profile', 'swap_agents',
-           'swap_outcomes']
+           'swap_setup', 'take_from_record', 'put_in_record', 'record_index', 'swap_profile', 'agent_profile',
+           'swap_agents', 'swap_outcomes']
 
 # %% ../../nbs/17g_rerank_swaps.ipynb #fac6eefc
 ROUND2 = 'ctu (round 2)'   # the relabelled CTU rerankers (rerank_dir/round2), compared as one more source
@@ -108,6 +108,12 @@ def record_index(record: str | Path, **about) -> Path:
                          'trajectories': len(ts), 'sha256': file_sha256(f)}
     return atomic_write_text(record / 'index.json', json.dumps({**about, 'files': files}, indent=1) + '\n')
 
+# %% ../../nbs/17g_rerank_swaps.ipynb #65f150e5
+def swap_profile(prof: Profile) -> Profile:
+    "The profile the LLM agents of the swaps are built from: `prof`, computing as `rerank_llm_compute` says."
+    if prof.rerank_llm_compute == 'profile': return prof
+    return dataclasses.replace(prof, compute_dtype=prof.rerank_llm_compute, bf16_min_rows=None)
+
 # %% ../../nbs/17g_rerank_swaps.ipynb #e2cb87e5
 def agent_profile(agent: str, prof: Profile) -> Profile:
     "The profile `agent` is built from: the bridge study's (rule, ReAct: ten shown, `bridge_max_turns`), GRASP's own."
@@ -142,6 +148,10 @@ def swap_outcomes(agent: str, backend, prof: Profile, setup: SwapSetup,
         logs = {name: cache_log(a, backend) for name, (_, _, a) in agents.items()}
         if record is not None: n['from_record'] += sum(take_from_record(record, log) for log in logs.values())
         before = {t.key for log in logs.values() if log.is_file() for t in load_trajectories(log)}
+        todo = sum(a.key(q) not in before for _, _, a in agents.values() for q in qs)
+        if progress and todo:   # said before the runs start: a record that serves nothing is visible at once
+            print(f'{agent} on {d}: {todo} of {len(agents) * len(qs)} runs are neither cached nor in the record: '
+                  'running them', file=sys.stderr)
         trajs = run_cached([a for _, _, a in agents.values()], backend, qs, prof.max_live, progress=progress)
         n['trajectories'] += len(trajs)
         n['run'] += sum(t.key not in before for t in trajs)
