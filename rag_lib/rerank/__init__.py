@@ -11,7 +11,8 @@ __all__ = ['LABEL_FIELDS', 'LABEL_SOURCES', 'source_fields', 'RerankLabel', 'use
            'make_labels', 'write_labels', 'read_labels', 'SWAP_VERSION', 'ParagraphScorer', 'SwappedRetrieval',
            'DocEmbeddings', 'ranking_rows', 'outcome_rows', 'paired_table', 'ROUND2', 'LLM_AGENTS', 'reranker_folder',
            'reranker_name', 'swap_sources', 'check_rerankers', 'SwapSetup', 'swap_setup', 'take_from_record',
-           'put_in_record', 'record_index', 'agent_profile', 'swap_agents', 'swap_outcomes', 'swap_profile']
+           'put_in_record', 'record_index', 'address_parts', 'address_diff', 'record_mismatch', 'agent_profile',
+           'swap_agents', 'swap_outcomes', 'swap_addresses', 'swap_profile']
 
 # %% ../../nbs/17_rerank.ipynb #a5c0627a
 from .labels import LABEL_FIELDS, LABEL_SOURCES, source_fields, RerankLabel, used_documents
@@ -27,7 +28,8 @@ from .evaluate import SWAP_VERSION, ParagraphScorer, SwappedRetrieval, DocEmbedd
 from .evaluate import outcome_rows, paired_table
 from .swaps import ROUND2, LLM_AGENTS, reranker_folder, reranker_name, swap_sources, check_rerankers
 from .swaps import SwapSetup, swap_setup, take_from_record, put_in_record, record_index
-from .swaps import agent_profile, swap_agents, swap_outcomes, swap_profile
+from .swaps import address_parts, address_diff, record_mismatch, agent_profile, swap_agents
+from .swaps import swap_outcomes, swap_addresses, swap_profile
 _all_ = ['LABEL_FIELDS', 'LABEL_SOURCES', 'source_fields', 'RerankLabel', 'used_documents', 'label_rows', 'step_key',
          'take_budget', 'StepGroup', 'step_groups', 'within_step_pairs', 'label_summary', 'RerankerConfig',
          'RerankTrainConfig', 'DualReranker', 'RERANKER_FILE', 'WEIGHTS_FILE', 'trained_state', 'save_reranker',
@@ -36,5 +38,5 @@ _all_ = ['LABEL_FIELDS', 'LABEL_SOURCES', 'source_fields', 'RerankLabel', 'used_
          'make_labels', 'write_labels', 'read_labels', 'SWAP_VERSION', 'ParagraphScorer', 'SwappedRetrieval',
          'DocEmbeddings', 'ranking_rows', 'outcome_rows', 'paired_table', 'ROUND2', 'LLM_AGENTS', 'reranker_folder',
          'reranker_name', 'swap_sources', 'check_rerankers', 'SwapSetup', 'swap_setup', 'take_from_record',
-         'put_in_record', 'record_index', 'agent_profile', 'swap_agents', 'swap_outcomes',
-         'swap_profile']
+         'put_in_record', 'record_index', 'address_parts', 'address_diff', 'record_mismatch',
+         'agent_profile', 'swap_agents', 'swap_outcomes', 'swap_addresses', 'swap_profile']

@@ -107,7 +107,7 @@ def run_evaluate(a) -> Path:
     written into the record folder, and its `index.json`."""
     from rag_lib.components import Study
     from rag_lib.core import profile_path
-    from rag_lib.rerank.swaps import record_index, swap_outcomes, swap_profile, swap_setup
+    from rag_lib.rerank.swaps import record_index, swap_addresses, swap_outcomes, swap_profile, swap_setup
     prof = get_profile(a.profile)
     out = Path(a.out) if a.out else profile_path(prof.rerank_record)
     if out is None: raise ValueError(f'profile {a.profile!r} names no rerank_record: give the record folder, --out')
@@ -117,13 +117,15 @@ def run_evaluate(a) -> Path:
                          f'({prof.rerank_questions})')
     study = Study(swap_profile(prof))   # the LLM agents compute as the record is kept (rerank_llm_compute)
     setup = swap_setup(study)
+    addresses = {}   # each file's content address in parts, so that a run that matches none can be told why
     for agent in a.agents:
         rows, n = swap_outcomes(agent, study.backend_of(agent), prof, setup, n_q, prof.rerank_llm_seeds, out, save=True)
+        addresses.update(swap_addresses(agent, study.backend_of(agent), prof, setup, prof.rerank_llm_seeds))
         f1 = sum(r['f1'] for r in rows) / max(len(rows), 1)
         print(f"{agent}: {n['trajectories']} trajectories ({n['run']} run now, {n['from_record']} read from the "
               f'record), mean F1 {f1:.3f}', file=sys.stderr)
     cmd = f"python -m rag_lib.rerank evaluate --profile {a.profile} --agents {' '.join(a.agents)} --questions {n_q}"
-    return record_index(out, command=cmd, rerank_dir=prof.rerank_dir, seeds=prof.rerank_llm_seeds)
+    return record_index(out, addresses, command=cmd, rerank_dir=prof.rerank_dir, seeds=prof.rerank_llm_seeds)
 
 COMMANDS = {'labels': run_labels, 'train': run_train, 'evaluate': run_evaluate}
 

@@ -9,15 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..agents import cache_log, load_trajectories, run_cached, save_trajectories
-from ..core import Profile, atomic_write_text, file_sha256, profile_path, to_jsonable, write_sealed
+from ..agents import (FINGERPRINT_MODULES, cache_log, load_trajectories, module_source, run_cached,
+                            save_trajectories)
+from ..core import Profile, atomic_write_text, file_sha256, profile_path, stable_hash, to_jsonable, write_sealed
 from .evaluate import DocEmbeddings, SwappedRetrieval, outcome_rows
 from .model import RERANKER_FILE, load_reranker
 
 # %% auto #0
 __all__ = ['ROUND2', 'LLM_AGENTS', 'reranker_folder', 'reranker_name', 'swap_sources', 'check_rerankers', 'SwapSetup',
-           'swap_setup', 'take_from_record', 'put_in_record', 'record_index', 'swap_profile', 'agent_profile',
-           'swap_agents', 'swap_outcomes']
+           'swap_setup', 'take_from_record', 'put_in_record', 'record_index', 'address_parts', 'address_diff',
+           'record_mismatch', 'swap_profile', 'agent_profile', 'swap_agents', 'swap_outcomes', 'swap_addresses']
 
 # %% ../../nbs/17g_rerank_swaps.ipynb #fac6eefc
 ROUND2 = 'ctu (round 2)'   # the relabelled CTU rerankers (rerank_dir/round2), compared as one more source
@@ -98,15 +99,50 @@ def put_in_record(record: str | Path, log: Path, trajectories: Sequence) -> Path
     keep.update({t.key: t for t in trajectories})
     return write_sealed(dst, [to_jsonable(keep[k]) for k in sorted(keep)])
 
-def record_index(record: str | Path, **about) -> Path:
-    "Write `record`/index.json: `about` (the command that made it, ...) and each log's agent, datasets, size, SHA-256."
+def record_index(record: str | Path,
+                 addresses: dict | None = None,  # file name -> its `address_parts` (else the index's, if any)
+                 **about) -> Path:
+    """Write `record`/index.json: `about` (the command that made it, ...) and each log's agent, datasets, size,
+    SHA-256 and content address in parts."""
     record = Path(record)
+    ix = record / 'index.json'
+    before = json.loads(ix.read_text(encoding='utf-8')).get('files', {}) if ix.is_file() else {}
     files = {}
     for f in sorted(record.glob('*.jsonl')):
         ts = load_trajectories(f, repair=False)
         files[f.name] = {'agent': f.name.rsplit('-', 1)[0], 'datasets': sorted({t.dataset for t in ts}),
                          'trajectories': len(ts), 'sha256': file_sha256(f)}
+        if address := (addresses or {}).get(f.name) or before.get(f.name, {}).get('address'):
+            files[f.name]['address'] = address
     return atomic_write_text(record / 'index.json', json.dumps({**about, 'files': files}, indent=1) + '\n')
+
+# %% ../../nbs/17g_rerank_swaps.ipynb #8afd74a6
+def address_parts(agent, backend) -> dict:
+    """The parts of `agent`'s content address on `backend` (`agents.agent_fingerprint`), each hashed apart: the
+    fields of its spec (a dict field by its keys), the backend's weights, each of `FINGERPRINT_MODULES`' source."""
+    parts = {}
+    for k, v in sorted(agent.spec().items()):
+        if isinstance(v, dict): parts.update({f'spec.{k}.{kk}': stable_hash(vv) for kk, vv in sorted(v.items())})
+        else: parts[f'spec.{k}'] = stable_hash(v)
+    parts['weights'] = backend.fingerprint if agent.uses_llm and backend is not None else None
+    parts.update({f'source.{m}': stable_hash(module_source(m)) for m in FINGERPRINT_MODULES})
+    return parts
+
+def address_diff(mine: dict, theirs: dict) -> list[str]:
+    "The parts in which two `address_parts` differ (one that only one of them has included), sorted."
+    return sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+
+def record_mismatch(record: str | Path, name: str, dataset: str, parts: dict) -> str | None:
+    """Why `record` holds no file of the address with `parts` for agent `name` on `dataset`: the parts in which its
+    file of that agent and dataset differs; None when its index records no such file with its address."""
+    ix = Path(record) / 'index.json'
+    if not ix.is_file(): return None
+    for f, e in sorted(json.loads(ix.read_text(encoding='utf-8')).get('files', {}).items()):
+        if e.get('agent') == name and dataset in e.get('datasets', ()) and e.get('address'):
+            diff = address_diff(parts, e['address'])
+            return (f"its file {f} was made with another {', '.join(diff)}" if diff
+                    else f'its file {f} has the same parts under another name')
+    return None
 
 # %% ../../nbs/17g_rerank_swaps.ipynb #65f150e5
 def swap_profile(prof: Profile) -> Profile:
@@ -152,6 +188,11 @@ def swap_outcomes(agent: str, backend, prof: Profile, setup: SwapSetup,
         if progress and todo:   # said before the runs start: a record that serves nothing is visible at once
             print(f'{agent} on {d}: {todo} of {len(agents) * len(qs)} runs are neither cached nor in the record: '
                   'running them', file=sys.stderr)
+            for name, (_, _, a) in agents.items():
+                if record is not None and not (Path(record) / logs[name].name).is_file():
+                    why = record_mismatch(record, name, d, address_parts(a, backend))
+                    print(f'  {name}: the record has no file of its address'
+                          + (f'; {why}' if why else ' (its index has no address to compare)'), file=sys.stderr)
         trajs = run_cached([a for _, _, a in agents.values()], backend, qs, prof.max_live, progress=progress)
         n['trajectories'] += len(trajs)
         n['run'] += sum(t.key not in before for t in trajs)
@@ -160,3 +201,11 @@ def swap_outcomes(agent: str, backend, prof: Profile, setup: SwapSetup,
             rows += outcome_rows(mine, qs, reranker_name(s, k), prof.rerank_budget, agent=agent, source=s, seed=k)
             if save: put_in_record(record, logs[name], mine)
     return rows, n
+
+def swap_addresses(agent: str, backend, prof: Profile, setup: SwapSetup, seeds: int = 1) -> dict:
+    "`{cache log name: address_parts}` of `agent` under every reranker of `setup` on each dataset (`record_index`)."
+    out = {}
+    for d in setup.benches:
+        for _, _, a in swap_agents(agent, backend, prof, setup.retrievals[d], setup.rerankers, seeds).values():
+            out[cache_log(a, backend).name] = address_parts(a, backend)
+    return out
