@@ -162,16 +162,16 @@ class Profile:
         'help': "datasets of the rerank experiment ('world': the test world, with planted bridges)"})
     rerank_questions: int = field(default=150, metadata={'min': 1,
         'help': 'questions per dataset for the rule policy and the ranking table (the issue: >= 150)'})
-    rerank_llm_questions: int = field(default=20, metadata={'min': 1,
-        'help': 'questions per dataset for the LLM agents, the first of rerank_questions (the cpu profile: 20; each '
-                'reranker runs them all: 7 rerankers with the relabelled round x 2 datasets x 2 agents x 20 = 560 '
-                'runs; 480 of them took 41 min in the run cpu-41a9e05f9b on 2 cores, 5.1 s each: why the cpu chain '
-                'reads them from rerank_record)'})
+    rerank_llm_questions: int = field(default=150, metadata={'min': 1,
+        'help': 'questions per dataset for the LLM agents, the first of rerank_questions (the issue: >= 150; each '
+                'reranker runs them all: 7 rerankers with the relabelled round x 2 datasets x 2 agents x 150 = 4,200 '
+                'runs, about 5 h on 2 cores at 5.1 s each (480 of them took 41 min in the run cpu-41a9e05f9b): why '
+                'the cpu chain reads them from rerank_record)'})
     rerank_record: str | None = field(default='artifacts/reference/rerank-react-v1/swaps', metadata={
         'help': "the committed trajectories of the LLM agents under every reranker (`python -m rag_lib.rerank "
                 "evaluate`), named by their content address as the trajectory cache is: the chain reads those whose "
-                'agent, model, reranker and code match and runs the rest (the cpu profile: all 560, read in seconds); '
-                'None: every run in the chain'})
+                'agent, model, reranker and code match and runs the rest (the cpu profile: all 4,200, read in '
+                'seconds); None: every run in the chain'})
     rerank_llm_compute: str = field(default='float32', metadata={'choices': ('float32', 'profile'),
         'help': "what the LLM agents of the rerank experiment compute in: 'float32', the dtype rerank_record is made "
                 "in, on every machine (a trajectory's content address holds its dtype: in bf16 no file of the record "

