@@ -165,7 +165,7 @@ class Profile:
     rerank_llm_questions: int = field(default=150, metadata={'min': 1,
         'help': 'questions per dataset for the LLM agents, the first of rerank_questions (the issue: >= 150; each '
                 'reranker runs them all: 7 rerankers with the relabelled round x 2 datasets x 2 agents x 150 = 4,200 '
-                'runs, about 5 h on 2 cores at 5.1 s each (480 of them took 41 min in the run cpu-41a9e05f9b): why '
+                'runs, about 5 h on 2 cores (4.0-4.5 s a run when the record grew in chunks of 840 and 1,050): why '
                 'the cpu chain reads them from rerank_record)'})
     rerank_record: str | None = field(default='artifacts/reference/rerank-react-v1/swaps', metadata={
         'help': "the committed trajectories of the LLM agents under every reranker (`python -m rag_lib.rerank "

@@ -119,8 +119,9 @@ def run_evaluate(a) -> Path:
     setup = swap_setup(study)
     addresses = {}   # each file's content address in parts, so that a run that matches none can be told why
     for agent in a.agents:
-        rows, n = swap_outcomes(agent, study.backend_of(agent), prof, setup, n_q, prof.rerank_llm_seeds, out, save=True)
-        addresses.update(swap_addresses(agent, study.backend_of(agent), prof, setup, prof.rerank_llm_seeds))
+        backend = study.backend_of(agent)
+        rows, n = swap_outcomes(agent, backend, prof, setup, n_q, prof.rerank_llm_seeds, out, save=True)
+        addresses.update(swap_addresses(agent, backend, prof, setup, prof.rerank_llm_seeds))
         f1 = sum(r['f1'] for r in rows) / max(len(rows), 1)
         print(f"{agent}: {n['trajectories']} trajectories ({n['run']} run now, {n['from_record']} read from the "
               f'record), mean F1 {f1:.3f}', file=sys.stderr)

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..agents import (FINGERPRINT_MODULES, cache_log, load_trajectories, module_source, run_cached,
-                            save_trajectories)
+from ..agents import FINGERPRINT_MODULES, cache_log, load_trajectories, module_source, run_cached
+from ..agents import save_trajectories
 from ..core import Profile, atomic_write_text, file_sha256, profile_path, stable_hash, to_jsonable, write_sealed
 from .evaluate import DocEmbeddings, SwappedRetrieval, outcome_rows
 from .model import RERANKER_FILE, load_reranker
@@ -186,8 +186,9 @@ def swap_outcomes(agent: str, backend, prof: Profile, setup: SwapSetup,
         before = {t.key for log in logs.values() if log.is_file() for t in load_trajectories(log)}
         todo = sum(a.key(q) not in before for _, _, a in agents.values() for q in qs)
         if progress and todo:   # said before the runs start: a record that serves nothing is visible at once
-            print(f'{agent} on {d}: {todo} of {len(agents) * len(qs)} runs are neither cached nor in the record: '
-                  'running them', file=sys.stderr)
+            where = 'the cache' if record is None else 'the cache or the record'
+            print(f'{agent} on {d}: {todo} of {len(agents) * len(qs)} runs are not in {where}: running them',
+                  file=sys.stderr)
             for name, (_, _, a) in agents.items():
                 if record is not None and not (Path(record) / logs[name].name).is_file():
                     why = record_mismatch(record, name, d, address_parts(a, backend))
