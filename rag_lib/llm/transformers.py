@@ -19,7 +19,7 @@ from .cache import (CacheEntry, cascade_layer_class, common_prefix, growing_laye
                                register_attention)
 
 # %% auto #0
-__all__ = ['TransformersBackend']
+__all__ = ['TransformersBackend', 'sample_token']
 
 # %% ../../nbs/05e_llm_transformers.ipynb #89725ff4
 def _load_model(model, tokenizer, dtype: str):
@@ -286,7 +286,7 @@ class TransformersBackend:
                 idx = torch.tensor(allowed, device=logits.device)
                 x = torch.full_like(logits, float('-inf')).index_copy(0, idx, logits[idx])
             elif allowed is not None: x = logits.masked_fill(~allowed, float('-inf'))
-            tok = int(torch.argmax(x)) if r.temperature <= 0 else _sample(x, r.temperature, r.top_p, s['gen'])
+            tok = int(torch.argmax(x)) if r.temperature <= 0 else sample_token(x, r.temperature, r.top_p, s['gen'])
         if r.logprobs: s['lp'].append(float(torch.log_softmax(logits, -1)[tok]))
         if cur is not None: cur.advance(tok)
         s['out'].append(tok)
@@ -306,7 +306,7 @@ class TransformersBackend:
         self._keep(r.key, CacheEntry(list(r.tokens) + s['out'], kv))
 
 # %% ../../nbs/05e_llm_transformers.ipynb #3d802a59
-def _sample(x, temperature: float, top_p: float, gen) -> int:
+def sample_token(x, temperature: float, top_p: float, gen) -> int:
     "A token drawn from softmax(`x` / `temperature`) restricted to the top-`top_p` probability mass (-inf never)."
     import torch
     p = torch.softmax(x / temperature, -1)

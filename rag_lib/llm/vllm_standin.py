@@ -215,7 +215,7 @@ class _LLM:
         raw log-probabilities, the logits processors, then greedy or seeded sampling (as the transformers backend
         samples); finished requests leave the batch as vLLM's `condense` moves the others."""
         import torch
-        from rag_lib.llm.transformers import _sample
+        from rag_lib.llm.transformers import sample_token
         n = len(prompts)
         outs, lps, where = [[] for _ in range(n)], [[] for _ in range(n)], {j: j for j in range(n)}
         gens = [torch.Generator().manual_seed(s.seed or 0) if s.temperature > 0 else None for s in ps]
@@ -231,7 +231,7 @@ class _LLM:
             removed, size = [], len(rows)
             for r, j in enumerate(rows):
                 s = ps[j]
-                tok = int(torch.argmax(logits[r])) if s.temperature <= 0 else _sample(logits[r], s.temperature,
+                tok = int(torch.argmax(logits[r])) if s.temperature <= 0 else sample_token(logits[r], s.temperature,
                                                                                       s.top_p, gens[j])
                 outs[j].append(tok); lps[j].append(float(raw[r, tok]))
                 if (tok in {self.eos_id, *(s.stop_token_ids or ())} or len(outs[j]) >= s.max_tokens
