@@ -1,7 +1,8 @@
-"""vLLM's conventions against the CPU backend's: one model's choices, served through the vLLM 0.24 stand-in
-(`llm.vllm_standin`: EOS kept in `token_ids`, `length` at `max_tokens`, vLLM's keywords only) and through
-`TransformersBackend`, give the same contexts token for token; no context holds a doubled `<|im_end|>`."""
-import logging, sys
+"""vLLM's conventions against the CPU backend's: one model, run by the vLLM 0.24 stand-in's engine
+(`llm.vllm_standin`: its logits step by step through the template's logits processor, EOS kept in `token_ids`,
+`length` at `max_tokens`, vLLM's keywords only) and by `TransformersBackend`, gives the same contexts token for
+token under one constraint and one length rule; no context holds a doubled `<|im_end|>`."""
+import json, logging, sys
 from unittest import mock
 
 import pytest
@@ -30,26 +31,35 @@ def cpu():
     model = Qwen2ForCausalLM(Qwen2Config(vocab_size=len(TOK), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192,
                                          tie_word_embeddings=True))
-    b = TransformersBackend(model, tokenizer=TOK, threads=1, name='tiny-qwen2')
-    b.seen, generate = {}, b.generate
-    def recording(reqs):   # regex -> template of every request served: the stand-in's grammar for the same requests
-        b.seen.update({r.template.regex(): r.template for r in reqs if r.template is not None})
-        return generate(reqs)
-    b.generate = recording
-    return b
+    return TransformersBackend(model, tokenizer=TOK, threads=1, name='tiny-qwen2')
 
 
-def _standin(cpu, templates: dict):
-    "vLLM 0.24 stand-in modules whose model is `cpu`'s: the same choices, vLLM's conventions around them."
+def _standin(cpu):
+    """vLLM 0.24 stand-in modules whose model is `cpu`'s: its logits, one token per step over the batch, through the
+    engine's logits processors (`TemplateLogitsProcessor`), with vLLM's conventions around them."""
+    def next_logits(ids):
+        with torch.no_grad(): return cpu.model(torch.tensor([ids])).logits[0, -1].float()
+    return standin_vllm(None, TOK, EOS, next_logits=next_logits)
+
+
+def _choices(cpu):
+    """Stand-in modules whose model returns `cpu`'s own completions (the template read from `extra_args`): for
+    sampled requests, whose seeded draws differ between engines (vLLM's sampler draws at forced tokens too)."""
     def complete(ids, params, lora):
-        so = params.structured_outputs
-        tpl = templates[so.regex] if so is not None else None
+        tpl = Template.from_spec(params.extra_args['rag_template']) if params.extra_args else None
         r = Request(ids, params.max_tokens - (tpl is not None), tpl, temperature=params.temperature, top_p=params.top_p,
                     seed=params.seed, logprobs=True)
         c = cpu.generate([r])[0]
         more = [c.token_ids[-1]] if c.finish_reason == 'length' else []   # a cut model would go on: vLLM cuts it
         return c.token_ids + more, c.logprobs + [-1.0] * len(more)
     return standin_vllm(complete, TOK, EOS)
+
+
+def _folder(tmp_path):
+    "A model folder as vLLM reads it: config.json (vocab_size) and the tokenizer files."
+    TOK.save_pretrained(tmp_path)
+    (tmp_path / 'config.json').write_text(json.dumps({'vocab_size': len(TOK)}))
+    return str(tmp_path)
 
 
 @pytest.fixture(scope='module')
@@ -74,9 +84,8 @@ def test_contexts_equal_across_backends(cpu, world, method, tmp_path):
     prof = get_profile('cpu', max_turns=3, grasp_max_turns=3)
     make = lambda b: build_agent(method, b, ret, prof)
     ref = _run(make, cpu, qs)
-    (tmp_path / 'config.json').write_text('{}')
-    with mock.patch.dict(sys.modules, _standin(cpu, cpu.seen)):
-        vb = VLLMBackend(str(tmp_path), seed=0)
+    with mock.patch.dict(sys.modules, _standin(cpu)):
+        vb = VLLMBackend(_folder(tmp_path), seed=0)
         got = _run(make, vb, qs)
         engine = sys.modules['vllm'].LLM.last
     assert any(o.outputs[0].token_ids[-1] == EOS for o in engine.outputs)   # vLLM's EOS came, and was dropped
@@ -91,11 +100,10 @@ def test_contexts_equal_across_backends(cpu, world, method, tmp_path):
 def test_eos_and_its_logprob_are_stripped(cpu, world, tmp_path):
     qs, ret = world
     make = lambda b: ReActAgent(b, ret, ReActConfig(max_turns=2))
-    (tmp_path / 'config.json').write_text('{}')
     samp = Sampling(temperature=1.0, top_p=1.0, seed=3)
     ref = _run(make, cpu, qs[:1], samp)
-    with mock.patch.dict(sys.modules, _standin(cpu, cpu.seen)):
-        vb = VLLMBackend(str(tmp_path))
+    with mock.patch.dict(sys.modules, _choices(cpu)):
+        vb = VLLMBackend(_folder(tmp_path))
         got = _run(make, vb, qs[:1], samp)
     for a, b in zip(ref[0].steps, got[0].steps):
         assert b.output_ids == a.output_ids and EOS not in b.output_ids
@@ -108,9 +116,8 @@ def test_length_finishes_cut_alike_and_counted(cpu, tmp_path, caplog):
     ok = Request(req.tokens, 80, tpl)
     a, full = cpu.generate([req, ok])
     assert a.finish_reason == 'length' and full.finish_reason == 'template'
-    (tmp_path / 'config.json').write_text('{}')
-    with mock.patch.dict(sys.modules, _standin(cpu, {tpl.regex(): tpl})), caplog.at_level(logging.WARNING):
-        vb = VLLMBackend(str(tmp_path))
+    with mock.patch.dict(sys.modules, _standin(cpu)), caplog.at_level(logging.WARNING):
+        vb = VLLMBackend(_folder(tmp_path))
         b, vfull = vb.generate([req, ok])
         params = sys.modules['vllm'].LLM.last.calls[-1][1]
     assert (b.token_ids, b.finish_reason) == (a.token_ids, 'length')      # the same 6 tokens, cut alike

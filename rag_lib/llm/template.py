@@ -6,9 +6,10 @@
 from __future__ import annotations
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # %% auto #0
-__all__ = ['Lit', 'Choice', 'Free', 'Template', 'choice_trie', 'Cursor']
+__all__ = ['Lit', 'Choice', 'Free', 'Template', 'choice_trie', 'Cursor', 'special_ids', 'TokenVocab']
 
 # %% ../../nbs/05b_llm_template.ipynb #9d1c2e3f
 @dataclass(frozen=True)
@@ -54,6 +55,29 @@ class Template:
         or None."""
         m = re.match(self.regex(strict=False), text.lstrip('\n'), flags=re.S)
         return [g for g in m.groups() if g is not None] if m else None
+
+    def spec(self) -> list:
+        "The template as plain lists and strings (JSON, msgpack): how it travels to another process."
+        return [_spec(p) for p in self.parts]
+
+    @classmethod
+    def from_spec(cls, spec: list) -> Template:
+        "The template `spec` describes (the inverse of `Template.spec`)."
+        return cls(tuple(_from_spec(s) for s in spec))
+
+def _spec(p) -> list:
+    if isinstance(p, Lit): return ['lit', p.text]
+    if isinstance(p, Choice):
+        return ['choice', list(p.options), None if p.then is None else [[_spec(q) for q in t] for t in p.then]]
+    return ['free', p.end, p.max_tokens, p.forbid]
+
+def _from_spec(s: list):
+    kind = s[0] if isinstance(s, (list, tuple)) and s else s
+    if kind == 'lit': return Lit(s[1])
+    if kind == 'free': return Free(s[1], s[2], s[3])
+    if kind == 'choice':
+        return Choice(tuple(s[1]), None if s[2] is None else tuple(tuple(_from_spec(q) for q in t) for t in s[2]))
+    raise ValueError(f'template spec: a part {s!r} is none of lit, choice, free')
 
 def _regex(parts, strict: bool = True) -> str:
     out = []
@@ -134,3 +158,40 @@ class Cursor:
             if not self.forced: self._next_part()
             else: self.parts = self.parts[:self.i + 1] + (Lit(''),) + self.parts[self.i + 1:]; self.i += 1
         else: self.n_free += 1
+
+# %% ../../nbs/05b_llm_template.ipynb #9531677e
+def special_ids(tokenizer) -> set[int]:
+    "Ids of `tokenizer`'s special tokens, with the added ones marked special that `all_special_ids` may miss."
+    return (set(tokenizer.all_special_ids)
+            | {i for i, t in tokenizer.added_tokens_decoder.items() if t.special})
+
+class TokenVocab:
+    """What a `Cursor` asks of a backend, read from a Hugging Face tokenizer: `encode`, `token_text` and
+    `free_masks` over the `size` ids of the model's logits, special tokens never in free text, masks on `device`."""
+    def __init__(self, tokenizer, size: int, special: set[int] | None = None, device='cpu'):
+        self.tokenizer, self.size, self.device, self._texts = tokenizer, size, device, None
+        self.special = special_ids(tokenizer) if special is None else special
+
+    def encode(self, text: str) -> list[int]:
+        "Token ids of `text`, without special tokens added."
+        return self.tokenizer.encode(text, add_special_tokens=False) if text else []
+
+    def token_text(self, tok: int) -> str:
+        "The text of token `tok` decoded alone ('' past the tokenizer's vocabulary)."
+        if self._texts is None: self._texts = self.tokenizer.batch_decode([[i] for i in range(self.size)])
+        return self._texts[tok] if tok < len(self._texts) else ''
+
+    @lru_cache(maxsize=64)
+    def free_masks(self, end: str, forbid: str):
+        "Vocabulary masks of a `Free` part: `inside` (allowed in the text), `exits` (a prefix of `end`), `first`."
+        import torch
+        self.token_text(0)
+        bad = set(forbid + end[0])
+        rest = [False] * (self.size - len(self._texts))
+        mask = lambda xs: torch.tensor(xs, device=self.device)   # beside the logits they mask
+        inside = mask([bool(t) and not (bad & set(t)) for t in self._texts] + rest)
+        exits = mask([bool(t) and end.startswith(t) for t in self._texts] + rest)
+        for s in self.special:
+            if s < self.size: inside[s] = exits[s] = False
+        first = inside & mask([bool(t.strip()) for t in self._texts] + rest)
+        return inside, exits, first   # first: a slot's first token must not be blank

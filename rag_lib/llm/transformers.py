@@ -5,7 +5,6 @@
 # %% ../../nbs/05e_llm_transformers.ipynb #a165af81
 from __future__ import annotations
 import time
-from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -13,14 +12,14 @@ import numpy as np
 
 from ..core import check_weights, dir_fingerprint, resolve_compute, set_threads, stable_hash
 from .types import Completion, Request
-from .template import Cursor
+from .template import Cursor, TokenVocab, special_ids
 from .compute import set_compute
 from .models import local_model_dir, resolve_llm
 from .cache import (CacheEntry, cascade_layer_class, common_prefix, growing_layer_class, prefix_groups,
                                register_attention)
 
 # %% auto #0
-__all__ = ['TransformersBackend']
+__all__ = ['TransformersBackend', 'sample_token']
 
 # %% ../../nbs/05e_llm_transformers.ipynb #89725ff4
 def _load_model(model, tokenizer, dtype: str):
@@ -69,12 +68,12 @@ class TransformersBackend:
         self._set_attention(gqa_decode, cascade)
         self._set_sizes(dtype, max_cache_gb)
         # special tokens may be missing from all_special_ids after a GGUF conversion (SmolLM2's <|im_end|> is)
-        self.special = (set(self.tokenizer.all_special_ids)
-                        | {i for i, t in self.tokenizer.added_tokens_decoder.items() if t.special})
+        self.special = special_ids(self.tokenizer)
+        self.vocab = TokenVocab(self.tokenizer, self.vocab_size, self.special, device)
         self.cache: dict[str, CacheEntry] = {}   # per sequence key, least recently used first
         self.prefixes: list[CacheEntry] = []     # shared prefixes, never dropped
         self.stats = {'prefilled': 0, 'cached': 0, 'decoded': 0, 'prefill_s': 0.0, 'decode_s': 0.0}
-        self._texts, self._fingerprint = None, None
+        self._fingerprint = None
 
     def _merge_adapter(self, adapter: str):
         "Merge the LoRA adapter saved by peft in folder `adapter` into the weights."
@@ -121,33 +120,20 @@ class TransformersBackend:
                 self._fingerprint = stable_hash([self._fingerprint, self.compute_dtype, self.bf16_min_rows])
         return self._fingerprint
 
-    # text <-> ids (what `Cursor` asks of a backend)
+    # text <-> ids (what `Cursor` asks of a backend: `self.vocab`'s)
     def encode(self, text: str) -> list[int]:
         "Token ids of `text`, without special tokens added."
-        return self.tokenizer.encode(text, add_special_tokens=False) if text else []
+        return self.vocab.encode(text)
     def decode(self, ids: Sequence[int]) -> str: return self.tokenizer.decode(list(ids), skip_special_tokens=False)
     def chat(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
         "The chat template applied to `messages`, as text."
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
     def token_text(self, tok: int) -> str:
         "The text of token `tok` decoded alone ('' past the tokenizer's vocabulary)."
-        if self._texts is None: self._texts = self.tokenizer.batch_decode([[i] for i in range(self.vocab_size)])
-        return self._texts[tok] if tok < len(self._texts) else ''
-
-    @lru_cache(maxsize=64)
+        return self.vocab.token_text(tok)
     def free_masks(self, end: str, forbid: str):
         "Vocabulary masks of a `Free` part: `inside` (allowed in the text), `exits` (a prefix of `end`), `first`."
-        import torch
-        self.token_text(0)
-        bad = set(forbid + end[0])
-        rest = [False] * (self.vocab_size - len(self._texts))
-        mask = lambda xs: torch.tensor(xs, device=self.device)   # beside the logits they mask
-        inside = mask([bool(t) and not (bad & set(t)) for t in self._texts] + rest)
-        exits = mask([bool(t) and end.startswith(t) for t in self._texts] + rest)
-        for s in self.special:
-            if s < self.vocab_size: inside[s] = exits[s] = False
-        first = inside & mask([bool(t.strip()) for t in self._texts] + rest)
-        return inside, exits, first   # first: a slot's first token must not be blank
+        return self.vocab.free_masks(end, forbid)
 
     # caches
     def cache_prefix(self, tokens: list[int], key: str | None = None) -> None:
@@ -300,7 +286,7 @@ class TransformersBackend:
                 idx = torch.tensor(allowed, device=logits.device)
                 x = torch.full_like(logits, float('-inf')).index_copy(0, idx, logits[idx])
             elif allowed is not None: x = logits.masked_fill(~allowed, float('-inf'))
-            tok = int(torch.argmax(x)) if r.temperature <= 0 else _sample(x, r.temperature, r.top_p, s['gen'])
+            tok = int(torch.argmax(x)) if r.temperature <= 0 else sample_token(x, r.temperature, r.top_p, s['gen'])
         if r.logprobs: s['lp'].append(float(torch.log_softmax(logits, -1)[tok]))
         if cur is not None: cur.advance(tok)
         s['out'].append(tok)
@@ -320,7 +306,7 @@ class TransformersBackend:
         self._keep(r.key, CacheEntry(list(r.tokens) + s['out'], kv))
 
 # %% ../../nbs/05e_llm_transformers.ipynb #3d802a59
-def _sample(x, temperature: float, top_p: float, gen) -> int:
+def sample_token(x, temperature: float, top_p: float, gen) -> int:
     "A token drawn from softmax(`x` / `temperature`) restricted to the top-`top_p` probability mass (-inf never)."
     import torch
     p = torch.softmax(x / temperature, -1)

@@ -4,13 +4,18 @@
 
 # %% ../../nbs/05g0_llm_vllm_standin.ipynb #a0c1d2e5
 from __future__ import annotations
-import types
+import importlib, importlib.util, json, types
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from enum import Enum, auto
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Callable, Sequence
 
 # %% auto #0
 __all__ = ['VLLM_VERSION', 'VLLM_COMMIT', 'LLM_INIT', 'ENGINE_ARGS', 'GENERATE', 'SAMPLING_PARAMS', 'STRUCTURED_OUTPUTS_PARAMS',
-           'LORA_REQUEST', 'SamplingParams', 'StructuredOutputsParams', 'LoRARequest', 'TokensPrompt', 'standin_vllm']
+           'LORA_REQUEST', 'SamplingParams', 'StructuredOutputsParams', 'LoRARequest', 'TokensPrompt',
+           'MoveDirectionality', 'BatchUpdate', 'LogitsProcessor', 'load_logits_processors', 'condense', 'standin_vllm']
 
 # %% ../../nbs/05g0_llm_vllm_standin.ipynb #a0c1d2e8
 VLLM_VERSION, VLLM_COMMIT = '0.24.0', 'ee0da84ab'
@@ -105,7 +110,7 @@ class SamplingParams(_Struct):
     _what, _accepted, _order = 'SamplingParams', SAMPLING_PARAMS, ()
     _defaults = dict(n=1, temperature=1.0, top_p=1.0, seed=None, stop=None, stop_token_ids=None, max_tokens=16,
                      logprobs=None, skip_special_tokens=True, structured_outputs=None, ignore_eos=False,
-                     include_stop_str_in_output=False)
+                     include_stop_str_in_output=False, extra_args=None)
 
 class StructuredOutputsParams(_Struct):
     _what, _accepted, _order, _defaults = 'StructuredOutputsParams', STRUCTURED_OUTPUTS_PARAMS, (), {}
@@ -115,16 +120,78 @@ class LoRARequest(_Struct):
 
 class TokensPrompt(dict): "vLLM's is a TypedDict: `{'prompt_token_ids': [...]}`."
 
+# %% ../../nbs/05g0_llm_vllm_standin.ipynb #cd53e3b7
+class MoveDirectionality(Enum):
+    UNIDIRECTIONAL = auto()   # a one-way move of a request from index 1 to index 2
+    SWAP = auto()             # two requests swap indices
+
+@dataclass(frozen=True)
+class BatchUpdate:
+    "Changes of the persistent batch since the last step; apply removed, then added, then moved."
+    batch_size: int
+    removed: Sequence[int]
+    added: Sequence[tuple]   # (index, SamplingParams, prompt ids, output ids: the engine's running list itself)
+    moved: Sequence[tuple]   # (index 1, index 2, MoveDirectionality)
+
+class LogitsProcessor(ABC):
+    "vLLM 0.24's interface for a batch-level logits processor."
+    @classmethod
+    def validate_params(cls, sampling_params):
+        "Raise ValueError for sampling parameters this processor cannot serve."
+    @abstractmethod
+    def __init__(self, vllm_config, device, is_pin_memory: bool): raise NotImplementedError
+    @abstractmethod
+    def apply(self, logits): raise NotImplementedError
+    @abstractmethod
+    def is_argmax_invariant(self) -> bool: raise NotImplementedError
+    @abstractmethod
+    def update_state(self, batch_update: BatchUpdate | None): raise NotImplementedError
+
+def load_logits_processors(names: Sequence) -> list[type]:
+    """The classes of `names` (classes, or 'module:Class' names, whose module is run afresh as in vLLM's engine
+    process), each checked to subclass `LogitsProcessor`."""
+    out = []
+    for x in names:
+        if isinstance(x, str):
+            mod, qual = x.split(':')
+            spec = importlib.util.find_spec(mod)
+            if spec is None: raise RuntimeError(f'Failed to load LogitsProcessor plugin {x}: no module {mod!r}')
+            m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+            for a in qual.split('.'): m = getattr(m, a)
+            x = m
+        if not (isinstance(x, type) and issubclass(x, LogitsProcessor)):
+            raise ValueError(f'{getattr(x, "__name__", x)} must be a subclass of LogitsProcessor')
+        out.append(x)
+    return out
+
+def condense(where: dict, removed: list[int], n: int) -> tuple[list[int], list[tuple]]:
+    """vLLM's `InputBatch.condense` on a batch of `n` indices: the last live requests move down into the lowest
+    empty indices. `where`: request -> index, updated in place; returns the indices left empty and the moves."""
+    empty, moved, last = sorted(removed, reverse=True), [], n - 1
+    at = {i: j for j, i in where.items()}
+    while empty:
+        while last in empty: last -= 1
+        if empty[-1] >= last: break
+        e = empty.pop()
+        j = at.pop(last); where[j], at[e] = e, j
+        moved.append((last, e, MoveDirectionality.UNIDIRECTIONAL))
+        last -= 1
+    return empty, moved
+
 # %% ../../nbs/05g0_llm_vllm_standin.ipynb #a0c1d2ec
 class _LLM:
-    "The offline engine: keyword checks, then `complete`'s choices returned with vLLM 0.24's conventions."
-    complete, tokenizer, eos_id, last = None, None, None, None
+    """The offline engine: keyword checks, then the model's choices (`complete`'s, or `next_logits` run step by step
+    with the logits processors) returned with vLLM 0.24's conventions."""
+    complete, next_logits, tokenizer, eos_id, last = None, None, None, None, None
     def __init__(self, model: str, **kw):
         _checked('EngineArgs', LLM_INIT | ENGINE_ARGS, kw)
         if kw.get('enable_lora') and kw.get('max_lora_rank', 16) not in _MAX_LORA_RANKS:
             raise ValueError(f"max_lora_rank={kw['max_lora_rank']} is not one of {_MAX_LORA_RANKS}")
         self.kw, self.calls, self.outputs, self._seen = {'model': model, **kw}, [], [], []
         self.llm_engine = SimpleNamespace(model_config=SimpleNamespace(max_model_len=kw.get('max_model_len') or 32768))
+        self.procs_cls = load_logits_processors(kw.get('logits_processors') or ())
+        self.procs = ([c(_vllm_config(model), 'cpu', False) for c in self.procs_cls]
+                      if type(self).next_logits is not None else [])
         type(self).last = self
 
     def get_tokenizer(self): return self.tokenizer
@@ -133,10 +200,46 @@ class _LLM:
         _checked('LLM.generate', GENERATE, kw)
         if lora_request is not None and not self.kw.get('enable_lora'): raise ValueError('LoRA is not enabled!')
         ps = sampling_params if isinstance(sampling_params, (list, tuple)) else [sampling_params] * len(prompts)
+        for s in ps:
+            for c in self.procs_cls: c.validate_params(s)
         self.calls.append((prompts, ps, lora_request))
-        outs = [self._one(p['prompt_token_ids'], s, lora_request) for p, s in zip(prompts, ps)]
+        ids = [p['prompt_token_ids'] for p in prompts]
+        chosen = (self._run(ids, ps) if type(self).next_logits is not None
+                  else [type(self).complete(list(x), s, lora_request) for x, s in zip(ids, ps)])
+        outs = [self._one(x, s, c) for x, s, c in zip(ids, ps, chosen)]
         self.outputs += outs
         return outs
+
+    def _run(self, prompts: list, ps: list) -> list[tuple[list[int], list[float]]]:
+        """Every request decoded one token per step in one persistent batch: `next_logits` of each context, the
+        raw log-probabilities, the logits processors, then greedy or seeded sampling (as the transformers backend
+        samples); finished requests leave the batch as vLLM's `condense` moves the others."""
+        import torch
+        from rag_lib.llm.transformers import sample_token
+        n = len(prompts)
+        outs, lps, where = [[] for _ in range(n)], [[] for _ in range(n)], {j: j for j in range(n)}
+        gens = [torch.Generator().manual_seed(s.seed or 0) if s.temperature > 0 else None for s in ps]
+        update = BatchUpdate(n, [], [(j, ps[j], list(prompts[j]), outs[j]) for j in range(n)], [])
+        while where:
+            for p in self.procs: p.update_state(update)
+            rows = sorted(where, key=where.get)
+            assert [where[j] for j in rows] == list(range(len(rows))), 'a condensed batch has no holes'
+            logits = torch.stack([torch.as_tensor(type(self).next_logits(list(prompts[j]) + outs[j]),
+                                                  dtype=torch.float32) for j in rows])
+            raw = torch.log_softmax(logits, -1)
+            for p in self.procs: logits = p.apply(logits)
+            removed, size = [], len(rows)
+            for r, j in enumerate(rows):
+                s = ps[j]
+                tok = int(torch.argmax(logits[r])) if s.temperature <= 0 else sample_token(logits[r], s.temperature,
+                                                                                      s.top_p, gens[j])
+                outs[j].append(tok); lps[j].append(float(raw[r, tok]))
+                if (tok in {self.eos_id, *(s.stop_token_ids or ())} or len(outs[j]) >= s.max_tokens
+                        or any(x in self._text(outs[j], s) for x in s.stop or ())):
+                    removed.append(where.pop(j))
+            empty, moved = condense(where, removed, size) if removed else ([], [])
+            update = BatchUpdate(len(where), empty, [], moved) if removed else None
+        return list(zip(outs, lps))
 
     def _cached(self, ids: list[int]) -> int:
         "Prompt tokens in whole blocks of 16 shared with an earlier prompt (automatic prefix caching)."
@@ -147,8 +250,8 @@ class _LLM:
         self._seen.append(list(ids))
         return min(best, len(ids) - 1) // 16 * 16 if self.kw.get('enable_prefix_caching') else 0
 
-    def _one(self, ids: list[int], s: SamplingParams, lora_request):
-        toks, lps = type(self).complete(list(ids), s, lora_request)
+    def _one(self, ids: list[int], s: SamplingParams, chosen):
+        toks, lps = chosen
         toks, lps, stop = list(toks), list(lps) if lps is not None else [-1.0] * len(toks), None
         ends = {self.eos_id, *(s.stop_token_ids or ())}
         cut = next((i for i, t in enumerate(toks) if t in ends), None)
@@ -170,22 +273,41 @@ class _LLM:
 
     def _text(self, toks, s) -> str: return self.tokenizer.decode(list(toks), skip_special_tokens=s.skip_special_tokens)
 
+def _vllm_config(model: str) -> SimpleNamespace:
+    "The parts of vLLM's `VllmConfig` a logits processor reads: the model folder's tokenizer and vocabulary size."
+    cfg = Path(model) / 'config.json'
+    size = json.loads(cfg.read_text()).get('vocab_size') if cfg.is_file() else None
+    if size is None: raise ValueError(f'{cfg}: no vocab_size (vLLM reads it from the model\'s config.json)')
+    return SimpleNamespace(model_config=SimpleNamespace(model=model, tokenizer=model, tokenizer_revision=None,
+                                                        trust_remote_code=False, get_vocab_size=lambda: size))
+
 # %% ../../nbs/05g0_llm_vllm_standin.ipynb #a0c1d2ed
-def standin_vllm(complete: Callable,  # (prompt ids, SamplingParams, LoRARequest | None) -> (token ids, log-probs | None)
+def standin_vllm(complete: Callable | None,  # (prompt ids, SamplingParams, LoRARequest | None) -> (ids, log-probs)
                  tokenizer,  # what `LLM.get_tokenizer()` returns (encode, decode, apply_chat_template)
                  eos_id: int,  # the end-of-sequence id a finished completion ends with
+                 next_logits: Callable | None = None,  # or: context ids -> next-token logits, run with the processors
                  ) -> dict[str, types.ModuleType]:
     """Modules standing in for `vllm` 0.24.0 (`vllm`, `vllm.inputs`, `vllm.sampling_params`, `vllm.lora`,
-    `vllm.lora.request`): put them into `sys.modules`; `sys.modules['vllm'].LLM.last` is the engine built last."""
-    llm = type('LLM', (_LLM,), dict(complete=staticmethod(complete), tokenizer=tokenizer, eos_id=eos_id, last=None))
-    mods = {n: types.ModuleType(n) for n in ('vllm', 'vllm.inputs', 'vllm.sampling_params', 'vllm.lora',
-                                             'vllm.lora.request')}
+    `vllm.lora.request`, `vllm.v1.sample.logits_processor`): put them into `sys.modules`;
+    `sys.modules['vllm'].LLM.last` is the engine built last."""
+    if (complete is None) == (next_logits is None): raise ValueError('give the model as complete or as next_logits')
+    llm = type('LLM', (_LLM,), dict(complete=staticmethod(complete) if complete else None, tokenizer=tokenizer,
+                                    next_logits=staticmethod(next_logits) if next_logits else None, eos_id=eos_id,
+                                    last=None))
+    names = ('vllm', 'vllm.inputs', 'vllm.sampling_params', 'vllm.lora', 'vllm.lora.request', 'vllm.v1',
+             'vllm.v1.sample', 'vllm.v1.sample.logits_processor')
+    mods = {n: types.ModuleType(n) for n in names}
     v = mods['vllm']
     v.__version__, v.LLM, v.SamplingParams = VLLM_VERSION, llm, SamplingParams
-    v.inputs, v.sampling_params, v.lora = mods['vllm.inputs'], mods['vllm.sampling_params'], mods['vllm.lora']
+    v.inputs, v.sampling_params, v.lora, v.v1 = (mods['vllm.inputs'], mods['vllm.sampling_params'], mods['vllm.lora'],
+                                                 mods['vllm.v1'])
     mods['vllm.inputs'].TokensPrompt = TokensPrompt
     mods['vllm.sampling_params'].SamplingParams = SamplingParams
     mods['vllm.sampling_params'].StructuredOutputsParams = StructuredOutputsParams
     mods['vllm.lora'].request = mods['vllm.lora.request']
     mods['vllm.lora.request'].LoRARequest = LoRARequest
+    mods['vllm.v1'].sample, mods['vllm.v1.sample'].logits_processor = (mods['vllm.v1.sample'],
+                                                                      mods['vllm.v1.sample.logits_processor'])
+    lp = mods['vllm.v1.sample.logits_processor']
+    lp.LogitsProcessor, lp.BatchUpdate, lp.MoveDirectionality = LogitsProcessor, BatchUpdate, MoveDirectionality
     return mods
