@@ -5,17 +5,19 @@
 # %% auto #0
 __all__ = ['Action', 'Omission', 'Step', 'Trajectory', 'branch_key', 'load_trajectories', 'save_trajectories',
            'FINGERPRINT_MODULES', 'Agent', 'PerDataset', 'Runner', 'Sampling', 'agent_fingerprint', 'agent_key',
-           'batch_search', 'branch', 'cache_log', 'doc_text', 'finish_step', 'module_source', 'new_trajectory',
-           'package_modules', 'retrieval_spec', 'run_cached', 'ChatAgent', 'ChatFormat', 'REACT_SYSTEM', 'ReActAgent',
-           'ReActConfig', 'GRASP_TOOLS', 'SEARCH_TOOLS', 'TOOL_FORMATS', 'GraspAgent', 'GraspConfig', 'ToolChatFormat',
-           'answer_spans', 'grasp_numbering', 'grasp_observation', 'grasp_read', 'grasp_system_prompt',
-           'grasp_tool_schemas', 'hermes_call', 'parse_hermes', 'tool_argument', 'unknown_tool_message']
+           'backend_modules', 'batch_search', 'branch', 'cache_log', 'doc_text', 'finish_step', 'fingerprint_modules',
+           'module_source', 'new_trajectory', 'package_modules', 'retrieval_spec', 'run_cached', 'ChatAgent',
+           'ChatFormat', 'REACT_SYSTEM', 'ReActAgent', 'ReActConfig', 'GRASP_TOOLS', 'SEARCH_TOOLS', 'TOOL_FORMATS',
+           'GraspAgent', 'GraspConfig', 'ToolChatFormat', 'answer_spans', 'grasp_numbering', 'grasp_observation',
+           'grasp_read', 'grasp_system_prompt', 'grasp_tool_schemas', 'hermes_call', 'parse_hermes', 'tool_argument',
+           'unknown_tool_message']
 
 # %% ../../nbs/06_agents.ipynb #19c47ab5
 from .records import Action, Omission, Step, Trajectory, branch_key, load_trajectories, save_trajectories
 from .runner import (
-    FINGERPRINT_MODULES, Agent, PerDataset, Runner, Sampling, agent_fingerprint, agent_key, batch_search, branch,
-    cache_log, doc_text, finish_step, module_source, new_trajectory, package_modules, retrieval_spec, run_cached)
+    FINGERPRINT_MODULES, Agent, PerDataset, Runner, Sampling, agent_fingerprint, agent_key, backend_modules,
+    batch_search, branch, cache_log, doc_text, finish_step, fingerprint_modules, module_source, new_trajectory,
+    package_modules, retrieval_spec, run_cached)
 from .chat import ChatAgent, ChatFormat
 from .react import REACT_SYSTEM, ReActAgent, ReActConfig
 from .grasp import (
@@ -25,8 +27,9 @@ from .grasp import (
 
 _all_ = ['Action', 'Omission', 'Step', 'Trajectory', 'branch_key', 'load_trajectories', 'save_trajectories',
          'FINGERPRINT_MODULES', 'Agent', 'PerDataset', 'Runner', 'Sampling', 'agent_fingerprint', 'agent_key',
-         'batch_search', 'branch', 'cache_log', 'doc_text', 'finish_step', 'module_source', 'new_trajectory',
-         'package_modules', 'retrieval_spec', 'run_cached', 'ChatAgent', 'ChatFormat', 'REACT_SYSTEM', 'ReActAgent',
-         'ReActConfig', 'GRASP_TOOLS', 'SEARCH_TOOLS', 'TOOL_FORMATS', 'GraspAgent', 'GraspConfig', 'ToolChatFormat',
-         'answer_spans', 'grasp_numbering', 'grasp_observation', 'grasp_read', 'grasp_system_prompt',
-         'grasp_tool_schemas', 'hermes_call', 'parse_hermes', 'tool_argument', 'unknown_tool_message']
+         'backend_modules', 'batch_search', 'branch', 'cache_log', 'doc_text', 'finish_step', 'fingerprint_modules',
+         'module_source', 'new_trajectory', 'package_modules', 'retrieval_spec', 'run_cached', 'ChatAgent',
+         'ChatFormat', 'REACT_SYSTEM', 'ReActAgent', 'ReActConfig', 'GRASP_TOOLS', 'SEARCH_TOOLS', 'TOOL_FORMATS',
+         'GraspAgent', 'GraspConfig', 'ToolChatFormat', 'answer_spans', 'grasp_numbering', 'grasp_observation',
+         'grasp_read', 'grasp_system_prompt', 'grasp_tool_schemas', 'hermes_call', 'parse_hermes', 'tool_argument',
+         'unknown_tool_message']

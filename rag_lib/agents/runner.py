@@ -20,8 +20,8 @@ from ..retrieval import Hit, Retrieval
 
 # %% auto #0
 __all__ = ['FINGERPRINT_MODULES', 'Agent', 'agent_key', 'new_trajectory', 'retrieval_spec', 'Sampling', 'finish_step', 'Runner',
-           'PerDataset', 'package_modules', 'module_source', 'agent_fingerprint', 'cache_log', 'run_cached', 'branch',
-           'batch_search', 'doc_text']
+           'PerDataset', 'backend_modules', 'fingerprint_modules', 'package_modules', 'module_source',
+           'agent_fingerprint', 'cache_log', 'run_cached', 'branch', 'batch_search', 'doc_text']
 
 # %% ../../nbs/06b_agents_runner.ipynb #f145cbd6
 @runtime_checkable
@@ -225,8 +225,18 @@ class PerDataset:
             for i, r in zip(idx, self.of(d).execute([calls[i] for i in idx])): out[i] = r
         return out
 
-FINGERPRINT_MODULES = ('rag_lib.data', 'rag_lib.corpus', 'rag_lib.retrieval', 'rag_lib.llm', 'rag_lib.agents',
-                       'rag_lib.baselines')
+FINGERPRINT_MODULES = ('rag_lib.data', 'rag_lib.corpus', 'rag_lib.retrieval', 'rag_lib.llm.types',
+                       'rag_lib.llm.template', 'rag_lib.agents', 'rag_lib.baselines')
+
+def backend_modules(backend: Backend | None) -> tuple[str, ...]:
+    """The modules whose source decides `backend`'s completions: the `source_modules` its class names, else the
+    module of its class; none without a backend. Other backends' modules are not among them."""
+    if backend is None: return ()
+    return tuple(getattr(backend, 'source_modules', None) or (type(backend).__module__,))
+
+def fingerprint_modules(agent: Agent, backend: Backend | None) -> tuple[str, ...]:
+    "The modules whose source decides `agent`'s trajectories: `FINGERPRINT_MODULES`, and the backend's if it uses one."
+    return FINGERPRINT_MODULES + (backend_modules(backend) if agent.uses_llm else ())
 
 def package_modules(name: str) -> list[str]:
     "Module `name` alone, or, for a package, the names of the package and of every module below it, sorted."
@@ -244,8 +254,8 @@ def module_source(name: str) -> str:
 
 def agent_fingerprint(agent: Agent, backend: Backend | None) -> str:
     """Content address of what decides an agent's trajectories: its spec, the model's weights, and the deciding
-    modules' source (`module_source` of each of `FINGERPRINT_MODULES`)."""
-    src = [module_source(m) for m in FINGERPRINT_MODULES]
+    modules' source (`module_source` of each of `fingerprint_modules(agent, backend)`)."""
+    src = [module_source(m) for m in fingerprint_modules(agent, backend)]
     return stable_hash([agent.spec(), backend.fingerprint if agent.uses_llm and backend is not None else None, src])
 
 def cache_log(agent: Agent, backend: Backend | None, sampling: Sampling | None = None) -> Path:

@@ -37,6 +37,8 @@ def _load_model(model, tokenizer, dtype: str):
 # %% ../../nbs/05e_llm_transformers.ipynb #a6b7c8d9
 class TransformersBackend:
     "Batched generation (greedy or seeded sampling) with Hugging Face transformers, KV-cache reuse and templates."
+    # the modules whose source decides its completions (`agents.fingerprint_modules`), beside `llm.template`
+    source_modules = ('rag_lib.llm.transformers', 'rag_lib.llm.cache', 'rag_lib.llm.compute')
     def __init__(self,
                  # alias ('smollm2'), hub id, local path, or a loaded causal LM (then pass `tokenizer`)
                  model='smollm2',

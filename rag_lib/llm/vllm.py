@@ -41,6 +41,8 @@ def max_tokens(r: Request) -> int:
 # %% ../../nbs/05g_llm_vllm.ipynb #39c8c41c
 class VLLMBackend:
     "Batched generation with vLLM: prefix caching, templates followed by the transformers cursor, seeded sampling."
+    # the modules whose source decides its completions (`agents.fingerprint_modules`), beside `llm.template`
+    source_modules = ('rag_lib.llm.vllm', 'rag_lib.llm.vllm_template')
     def __init__(self, model: str,  # hub id or local path
                  tensor_parallel_size: int = 1,  # GPUs one model is split over
                  gpu_memory_utilization: float = 0.85,  # share of each GPU's memory vLLM may take

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..agents import FINGERPRINT_MODULES, cache_log, load_trajectories, module_source, run_cached
+from ..agents import cache_log, fingerprint_modules, load_trajectories, module_source, run_cached
 from ..agents import save_trajectories
 from ..core import Profile, atomic_write_text, file_sha256, profile_path, stable_hash, to_jsonable, write_sealed
 from .evaluate import DocEmbeddings, SwappedRetrieval, outcome_rows
@@ -119,13 +119,14 @@ def record_index(record: str | Path,
 # %% ../../nbs/17g_rerank_swaps.ipynb #8afd74a6
 def address_parts(agent, backend) -> dict:
     """The parts of `agent`'s content address on `backend` (`agents.agent_fingerprint`), each hashed apart: the
-    fields of its spec (a dict field by its keys), the backend's weights, each of `FINGERPRINT_MODULES`' source."""
+    fields of its spec (a dict field by its keys), the backend's weights, the source of each of
+    `fingerprint_modules(agent, backend)`."""
     parts = {}
     for k, v in sorted(agent.spec().items()):
         if isinstance(v, dict): parts.update({f'spec.{k}.{kk}': stable_hash(vv) for kk, vv in sorted(v.items())})
         else: parts[f'spec.{k}'] = stable_hash(v)
     parts['weights'] = backend.fingerprint if agent.uses_llm and backend is not None else None
-    parts.update({f'source.{m}': stable_hash(module_source(m)) for m in FINGERPRINT_MODULES})
+    parts.update({f'source.{m}': stable_hash(module_source(m)) for m in fingerprint_modules(agent, backend)})
     return parts
 
 def address_diff(mine: dict, theirs: dict) -> list[str]:
