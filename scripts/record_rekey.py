@@ -49,12 +49,14 @@ def main(argv=None) -> int:
     for agent in ('react', 'grasp'):
         backend = study.backend_of(agent)
         t0 = time.time()
-        swap_outcomes(agent, backend, prof, sub, None, prof.rerank_llm_seeds, None, save=False)
+        swap_outcomes(agent, backend, prof, sub, questions=None, seeds=prof.rerank_llm_seeds, record=None)
         print(f'{agent}: rerun in {time.time() - t0:.0f} s', file=sys.stderr)
         for d in sub.benches:
             for name, (_, _, ag) in swap_agents(agent, backend, prof, sub.retrievals[d], sub.rerankers,
                                                 prof.rerank_llm_seeds).items():
-                old = by_name[(name, d)]
+                old = by_name.get((name, d))
+                if old is None:
+                    raise SystemExit(f'{record / "index.json"}: no file of agent {name!r} on {d!r}: nothing to check')
                 names[old] = cache_log(ag, backend).name
                 rec = {t.key: to_jsonable(t) for t in load_trajectories(record / old, repair=False)}
                 for t in load_trajectories(cache_log(ag, backend)):
