@@ -13,7 +13,7 @@ import numpy as np
 from ..core import check_weights, dir_fingerprint, resolve_compute, set_threads, stable_hash
 from .types import Completion, Request
 from .template import Cursor, TokenVocab, special_ids
-from .compute import set_compute
+from .compute import GreedyHead, ScreenedRow, set_compute
 from .models import local_model_dir, resolve_llm
 from .cache import (CacheEntry, cascade_layer_class, common_prefix, growing_layer_class, prefix_groups,
                                register_attention)
@@ -64,6 +64,9 @@ class TransformersBackend:
         self.model = self.model.to(device).eval()
         self.compute_dtype, self.bf16_min_rows = resolve_compute(compute_dtype, bf16_min_rows, device)
         set_compute(self.model, self.compute_dtype, self.bf16_min_rows)
+        # bf16: greedy steps read the output head in bf16 and take float32's argmax from it (`llm.compute`)
+        self.greedy_head = (GreedyHead(self.model, self.bf16_min_rows)
+                            if self.compute_dtype == 'bfloat16' and GreedyHead.fits(self.model) else None)
         self.name = name or (model if isinstance(model, str) else type(model).__name__)
         if adapter is not None and name is None: self.name = f'{self.name}+{Path(adapter).name}'
         self.device, self.reuse_cache, self.max_batch = device, reuse_cache, max_batch
@@ -252,6 +255,8 @@ class TransformersBackend:
         import torch
         logits = torch.stack([seqs[j]['logits'] for j in order])
         active = order
+        # every row greedy, no log-probs: the argmax is all a step needs of the head (`GreedyHead`)
+        greedy = self.greedy_head is not None and all(s['r'].temperature <= 0 and not s['r'].logprobs for s in seqs)
         t0 = time.perf_counter()
         while active:
             toks, keep = [], []
@@ -267,10 +272,15 @@ class TransformersBackend:
             if mask is not None:
                 mask = torch.cat([mask, torch.ones(len(active), 1, dtype=torch.long, device=self.device)], 1)
             pos = torch.tensor([[seqs[j]['pos']] for j in active], device=self.device)
+            step = dict(input_ids=torch.tensor([[t] for t in toks], device=self.device), past_key_values=cache,
+                        attention_mask=mask, position_ids=pos, use_cache=True, **extra)
             with torch.no_grad():
-                o = self.model(input_ids=torch.tensor([[t] for t in toks], device=self.device), past_key_values=cache,
-                               attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1, **extra)
-            cache, logits = o.past_key_values, o.logits[:, -1].float()
+                if greedy:   # the decoder, then the head: bf16 logits and exact argmaxes (float32 below min_rows)
+                    o = self.model.base_model(**step)
+                    cache, logits = o.past_key_values, self.greedy_head(o.last_hidden_state[:, -1])
+                else:
+                    o = self.model(**step, logits_to_keep=1)
+                    cache, logits = o.past_key_values, o.logits[:, -1].float()
             for j in active: seqs[j]['pos'] += 1
             self.stats['decoded'] += len(active)
         self.stats['decode_s'] += time.perf_counter() - t0
@@ -282,6 +292,7 @@ class TransformersBackend:
         r, cur = s['r'], s['cur']
         allowed = cur.allowed() if cur is not None else None
         if isinstance(allowed, int): tok = allowed   # forced by the template
+        elif isinstance(logits, ScreenedRow): tok = logits.argmax(allowed)   # greedy from a bf16 head
         else:
             x = logits
             if isinstance(allowed, list):
