@@ -13,7 +13,9 @@ What it measures, with the CPU default model (SmolLM2-135M-Instruct), each part 
   `auto` again with the float32 output head in place of `llm.compute.GreedyHead` (bf16 logits, float32's argmax
   found exactly from them; the same tokens), whose gain is `greedy_head_speedup`;
 - training: one SFT micro-batch (4 sequences of 512 tokens, LoRA rank 8 on the top 8 blocks, loss on the second
-  half of each) forward and backward, tokens/s (`train_speedup`);
+  half of each) forward and backward, tokens/s (`train_speedup`; best of 3); and `auto` again with the output head's
+  backward in float32 (a plain `Linear` head in place of `llm.compute.mixed_head_class`'s, whose gradient of the
+  hidden states is bf16; the logits are float32 either way), whose gain is `head_grad_speedup`;
 - agreement: the runner benchmark's trajectories (16 world questions, the ReAct agent, 4 turns, lockstep runner)
   in both: `greedy_token_agreement` (the share of float32's generated tokens that `auto` reproduces before the two
   trajectories first differ), `answer_agreement` (same final answer) and the answers' F1 in both (`f1_float32`,
@@ -98,9 +100,11 @@ def decode_float32_head(backend, seqs):
     finally: backend.greedy_head = head
 
 
-def train_step(compute, min_rows, rows, length=512, lora_layers=8):
-    "Forward+backward tokens/s of one SFT micro-batch (`rows` x `length` tokens, loss on each second half)."
+def train_step(compute, min_rows, rows, length=512, lora_layers=8, float32_head=False):
+    """Forward+backward tokens/s of one SFT micro-batch (`rows` x `length` tokens, loss on each second half; best of
+    3); `float32_head`: the output head a plain float32 `Linear`, its backward too."""
     policy = load_policy('smollm2', lora_rank=8, lora_layers=lora_layers, compute_dtype=compute, bf16_min_rows=min_rows)
+    if float32_head: policy.lm.get_output_embeddings().__class__ = torch.nn.Linear
     g = torch.Generator().manual_seed(0)
     ids = torch.randint(0, 49152, (rows, length), generator=g).tolist()
     mask = [[0] * (length // 2) + [1] * (length - length // 2) for _ in range(rows)]
@@ -109,7 +113,7 @@ def train_step(compute, min_rows, rows, length=512, lora_layers=8):
         policy.module.zero_grad(set_to_none=True)
         lp = token_logprobs(logit_rows(policy.lm, mb), mb.input_ids, mb.loss_mask)
         (-lp.sum() / mb.num_tokens).backward()
-    return rows * length / best_of(go, reps=2)
+    return rows * length / best_of(go, reps=3)
 
 
 def trajectories(backend, retrieval, questions, max_turns):
@@ -165,7 +169,9 @@ def main():
     res.update(decode_tok_s_fp32=round(d32, 1), decode_tok_s_auto=round(dau, 1), decode_speedup=round(dau / d32, 2),
                decode_tok_s_auto_fp32_head=round(dhead, 1), greedy_head_speedup=round(dau / dhead, 2))
     t32, tau = train_step('float32', None, 4), train_step(dtype, rows, 4)
-    res.update(train_tok_s_fp32=round(t32, 1), train_tok_s_auto=round(tau, 1), train_speedup=round(tau / t32, 2))
+    thead = train_step(dtype, rows, 4, float32_head=True)
+    res.update(train_tok_s_fp32=round(t32, 1), train_tok_s_auto=round(tau, 1), train_speedup=round(tau / t32, 2),
+               train_tok_s_auto_fp32_head=round(thead, 1), head_grad_speedup=round(tau / thead, 2))
     print(res, flush=True)
 
     questions = world[:a.questions]

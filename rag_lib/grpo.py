@@ -10,9 +10,9 @@ from typing import Hashable, Sequence
 import torch
 
 # %% auto #0
-__all__ = ['AGG_MODES', 'GRPOLossConfig', 'group_advantages', 'broadcast_advantages', 'agg_loss', 'masked_mean', 'policy_loss',
-           'low_var_kl', 'entropy_from_logits', 'scored_positions', 'token_logprobs', 'token_entropy', 'TokenBatch',
-           'trajectory_tokens', 'token_batch', 'grpo_loss']
+__all__ = ['AGG_MODES', 'LOGPROB_CHUNK', 'GRPOLossConfig', 'group_advantages', 'broadcast_advantages', 'agg_loss', 'masked_mean',
+           'policy_loss', 'low_var_kl', 'entropy_from_logits', 'target_logprobs', 'scored_positions', 'token_logprobs',
+           'token_entropy', 'TokenBatch', 'trajectory_tokens', 'token_batch', 'grpo_loss']
 
 # %% ../nbs/13_grpo.ipynb #73230a96
 AGG_MODES = ('token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean')
@@ -159,6 +159,34 @@ def entropy_from_logits(logits: torch.Tensor,  # (..., V) unnormalized scores
     logp = torch.log_softmax(_full_precision(logits), dim=-1)
     return -(logp.exp() * logp).sum(-1)
 
+# %% ../nbs/13_grpo.ipynb #68539f8c
+LOGPROB_CHUNK = 32   # rows of the backward's (N, V) gradient written at once: 6 MB at V = 49,152 (in cache)
+
+class _TargetLogprob(torch.autograd.Function):
+    "`z.gather(-1, ids) - logsumexp(z)` per row, with autograd's gradient of that formula from one `(N, V)` tensor."
+    @staticmethod
+    def forward(ctx, z, ids):
+        lse = torch.logsumexp(z, dim=-1)
+        ctx.save_for_backward(z, ids, lse)
+        return z.gather(-1, ids[:, None]).squeeze(-1) - lse
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, g):
+        z, ids, lse = ctx.saved_tensors
+        out = torch.empty_like(z)
+        for i in range(0, z.shape[0], LOGPROB_CHUNK):
+            s = slice(i, i + LOGPROB_CHUNK)
+            torch.sub(z[s], lse[s, None], out=out[s])
+            out[s].exp_().mul_(-g[s, None]).add_(0.0)      # autograd: zeros + (-g) exp(z - lse); -0.0 + 0.0 is 0.0
+        return out.scatter_add_(-1, ids[:, None], g[:, None]), None   # + g at the targets
+
+def target_logprobs(z: torch.Tensor,    # (N, V) scores
+                    ids: torch.Tensor,  # (N,) target ids
+                   ) -> torch.Tensor:
+    "(N,) log softmax(z)[ids]: the values and gradient of `z.gather(-1, ids) - logsumexp(z)`, with less memory."
+    return _TargetLogprob.apply(z, ids)
+
 # %% ../nbs/13_grpo.ipynb #a1bfeab6
 def scored_positions(mask: torch.Tensor,  # (B, L) positions to score (1) or not (0)
                     ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -190,7 +218,7 @@ def token_logprobs(logits: torch.Tensor,
                   ) -> torch.Tensor:
     "(B, L) log π(x_t | x_<t) at each position t (0 at position 0 and outside `mask`)."
     b, t, z = _scored(logits, mask, temperature)
-    lp = z.gather(-1, input_ids[b, t][:, None]).squeeze(-1) - torch.logsumexp(z, dim=-1)   # (N,)
+    lp = target_logprobs(z, input_ids[b, t])                     # (N,)
     return torch.zeros(input_ids.shape, dtype=lp.dtype, device=lp.device).index_put((b, t), lp)
 
 def token_entropy(logits: torch.Tensor,  # (B, L, V), or (N, V) rows of the masked positions
@@ -205,7 +233,7 @@ def token_entropy(logits: torch.Tensor,  # (B, L, V), or (N, V) rows of the mask
 def _logprobs_and_entropy(logits, input_ids, mask, temperature, entropy_grad: bool):
     "token_logprobs and token_entropy from one gather of the scored rows; the entropy detached unless `entropy_grad`."
     b, t, z = _scored(logits, mask, temperature)
-    lp = z.gather(-1, input_ids[b, t][:, None]).squeeze(-1) - torch.logsumexp(z, dim=-1)
+    lp = target_logprobs(z, input_ids[b, t])
     with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()): ent = entropy_from_logits(z)
     put = lambda v: torch.zeros(input_ids.shape, dtype=v.dtype, device=v.device).index_put((b, t), v)
     return put(lp), put(ent)
