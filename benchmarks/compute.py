@@ -15,7 +15,9 @@ What it measures, with the CPU default model (SmolLM2-135M-Instruct), each part 
 - training: one SFT micro-batch (4 sequences of 512 tokens, LoRA rank 8 on the top 8 blocks, loss on the second
   half of each) forward and backward, tokens/s (`train_speedup`; best of 3); and `auto` again with the output head's
   backward in float32 (a plain `Linear` head in place of `llm.compute.mixed_head_class`'s, whose gradient of the
-  hidden states is bf16; the logits are float32 either way), whose gain is `head_grad_speedup`;
+  hidden states is bf16; the logits are float32 either way), whose gain is `head_grad_speedup`; and the forward and
+  backward of the micro-batch's 1,024 token log-probs over the 49,152-token vocabulary alone, with autograd of
+  `gather - logsumexp` and with `grpo.target_logprobs` (the same gradient from one tensor): `logprob_speedup`;
 - agreement: the runner benchmark's trajectories (16 world questions, the ReAct agent, 4 turns, lockstep runner)
   in both: `greedy_token_agreement` (the share of float32's generated tokens that `auto` reproduces before the two
   trajectories first differ), `answer_agreement` (same final answer) and the answers' F1 in both (`f1_float32`,
@@ -35,7 +37,7 @@ import torch
 from rag_lib.agents import ReActAgent, ReActConfig, Runner
 from rag_lib.core import bf16_support, resolve_compute, set_threads
 from rag_lib.corpus import Corpus
-from rag_lib.grpo import token_logprobs
+from rag_lib.grpo import target_logprobs, token_logprobs
 from rag_lib.llm import Request, TransformersBackend
 from rag_lib.metrics import f1_score, normalize_answer
 from rag_lib.retrieval import Retrieval
@@ -116,6 +118,19 @@ def train_step(compute, min_rows, rows, length=512, lora_layers=8, float32_head=
     return rows * length / best_of(go, reps=3)
 
 
+def logprob_step(fused, rows=1024, vocab=49152):
+    """Seconds of the forward and backward of `rows` token log-probs over `vocab` logits (best of 3): `fused`,
+    `grpo.target_logprobs`; else autograd of the formula it replaces, `z.gather(-1, ids) - logsumexp(z)`."""
+    g = torch.Generator().manual_seed(0)
+    z0, ids = torch.randn(rows, vocab, generator=g) * 4, torch.randint(0, vocab, (rows,), generator=g)
+    w = torch.randn(rows, generator=g)
+    def go():
+        z = z0.clone().requires_grad_()
+        lp = target_logprobs(z, ids) if fused else z.gather(-1, ids[:, None]).squeeze(-1) - torch.logsumexp(z, -1)
+        (lp * w).sum().backward()
+    return best_of(go)
+
+
 def trajectories(backend, retrieval, questions, max_turns):
     "The runner benchmark's trajectories: the ReAct agent, lockstep, all questions live at once."
     agent = ReActAgent(backend, retrieval, ReActConfig(max_turns=max_turns))
@@ -172,6 +187,8 @@ def main():
     thead = train_step(dtype, rows, 4, float32_head=True)
     res.update(train_tok_s_fp32=round(t32, 1), train_tok_s_auto=round(tau, 1), train_speedup=round(tau / t32, 2),
                train_tok_s_auto_fp32_head=round(thead, 1), head_grad_speedup=round(tau / thead, 2))
+    lf, lt = logprob_step(False), logprob_step(True)
+    res.update(logprob_s_formula=round(lf, 3), logprob_s_fused=round(lt, 3), logprob_speedup=round(lf / lt, 2))
     print(res, flush=True)
 
     questions = world[:a.questions]
