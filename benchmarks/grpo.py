@@ -7,9 +7,10 @@ Rollouts: tokens the policy generated per second of the lockstep runner (prefill
 Training: tokens of the trained sequences (prompt, outputs, observations) per second of the whole update (reference
 pass for the KL, forward, backward, optimizer step). Reference: the same sequences in the same micro-batches through
 a plain no-gradient forward pass (logits of the last position only, as a prefill). Target: train_tok_s at least a
-quarter of prefill_tok_s (a backward pass costs about twice a forward). The last line is key=value pairs.
+quarter of prefill_tok_s (a backward pass costs about twice a forward), and the loss and gradient within 1e-6 of
+verl's (`parity_max_abs_diff`). The last line is key=value pairs; the exit code is 0 only when both targets are met.
 """
-import argparse, time
+import argparse, sys, time
 from pathlib import Path
 
 import torch
@@ -98,7 +99,10 @@ def main():
                logprob_diff_max=stats['logprob_diff_max'], parity_max_abs_diff=f'{parity:.2e}',
                threads=torch.get_num_threads(), adapter=adapter or 'none', compute=cfg.compute_dtype)
     print(' '.join(f'{k}={v}' for k, v in res.items()))
+    ok = res['train_over_prefill'] >= 0.25 and parity <= 1e-6
+    if not ok: print('target missed: train_over_prefill >= 0.25, parity_max_abs_diff <= 1e-6', file=sys.stderr)
+    return 0 if ok else 1
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())

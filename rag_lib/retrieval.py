@@ -33,7 +33,7 @@ def _hits(ids, scores, source) -> list[Hit]:
     return [Hit(str(i), float(s), r, source) for r, (i, s) in enumerate(zip(ids, scores))]
 
 # %% ../nbs/04_retrieval.ipynb #c1da4c27
-def top_k(scores: np.ndarray,              # one score per document
+def top_k(scores: np.ndarray,              # one finite score per document
           k: int,
           keys: np.ndarray | None = None,  # the tie-breaking key of each document, ascending (default: its index)
          ) -> np.ndarray:
@@ -41,7 +41,12 @@ def top_k(scores: np.ndarray,              # one score per document
     scores = np.asarray(scores); n = len(scores); k = min(k, n)
     if k <= 0: return np.zeros(0, dtype=np.int64)
     keys = np.arange(n) if keys is None else np.asarray(keys)
-    cand = np.arange(n) if k == n else np.flatnonzero(scores >= np.partition(scores, n - k)[n - k])
+    if k == n: cand = np.arange(n)
+    else:
+        pos = np.flatnonzero(scores > 0)
+        if len(pos) >= k: cand = pos[scores[pos] >= np.partition(scores[pos], len(pos) - k)[len(pos) - k]]
+        elif np.count_nonzero(scores >= 0) >= k: cand = np.flatnonzero(scores >= 0)   # the k-th value is 0
+        else: cand = np.flatnonzero(scores >= np.partition(scores, n - k)[n - k])
     return cand[np.lexsort((keys[cand], -scores[cand]))][:k]
 
 # %% ../nbs/04_retrieval.ipynb #0ec0aef0

@@ -8,7 +8,7 @@ __all__ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 
            'read_jsonl', 'file_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir', 'set_seed',
            'cached_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value', 'resolve_profile',
            'get_profile', 'profile_path', 'source_digest', 'COMPUTE_DTYPES', 'auto_compute', 'bf16_support',
-           'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'probe_dir', 'resolve_compute', 'fields_help',
+           'compute_report', 'cpu_flags', 'cpu_model', 'AUTO_COMPUTE', 'resolve_compute', 'fields_help',
            'append_sealed', 'read_sealed', 'write_sealed', 'weights_problem', 'check_weights', 'installed_problem']
 
 # %% ../../nbs/00_core.ipynb #d5680171
@@ -18,9 +18,9 @@ from .files import (
 from .cache import (
     COMPLETE, append_sealed, cached_dir, cached_sha256, check_weights, dir_fingerprint, dir_problem,
     file_sha256, installed_problem, publish_dir, read_sealed, seal_dir, source_digest, weights_problem, write_sealed)
-from .compute import (
-    COMPUTE_DTYPES, auto_compute, bf16_support, compute_report, cpu_flags, cpu_model,
-    machine_probe, probe_dir, resolve_compute)
+from rag_lib.core.compute import (
+    AUTO_COMPUTE, COMPUTE_DTYPES, auto_compute, bf16_support, compute_report, cpu_flags, cpu_model,
+    resolve_compute)
 from .profile import (
     DATASET_NAMES, PROFILES, Profile, fields_help, get_profile, parse_value, profile_path, resolve_profile)
 _all_ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 'cache_dir', 'artifacts_dir',
@@ -28,6 +28,6 @@ _all_ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 'c
         'append_jsonl', 'read_jsonl', 'file_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir',
         'set_seed', 'cached_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value',
         'resolve_profile', 'get_profile', 'profile_path', 'source_digest', 'COMPUTE_DTYPES', 'auto_compute',
-        'bf16_support', 'compute_report', 'cpu_flags', 'cpu_model', 'machine_probe', 'probe_dir',
+        'bf16_support', 'compute_report', 'cpu_flags', 'cpu_model', 'AUTO_COMPUTE',
         'resolve_compute', 'fields_help', 'append_sealed', 'read_sealed', 'write_sealed',
         'weights_problem', 'check_weights', 'installed_problem']   # `from rag_lib.core import *` gets all of them, as before

@@ -45,11 +45,12 @@ class Profile:
         'help': 'torch CPU threads; None: $RAG_LIB_THREADS, else the cores this process may use'})
     compute_dtype: str = field(default='auto', metadata={'choices': ('auto', 'float32', 'bfloat16'),
         'help': "number format of the LLM's linear layers (transformers backend and CPU training): 'auto' is bf16 "
-                'where the CPU has bf16 matrix units and a probe finds them faster, else float32; attention, KV '
-                "cache, softmax and logits stay float32 (vLLM: passed as its dtype; 'auto' is the model's own)"})
+                'where the CPU has bf16 matrix instructions (the choice recorded per instruction set, '
+                "core.AUTO_COMPUTE), else float32; attention, KV cache, softmax and logits stay float32 (vLLM: passed "
+                "as its dtype; 'auto' is the model's own)"})
     bf16_min_rows: int | None = field(default=None, metadata={'min': 1,
         'help': "bf16 only for linear-layer inputs of at least this many rows (tokens x sequences), float32 below; "
-                "None: the crossover this machine's probe measured"})
+                "None: the crossover recorded for this CPU's bf16 instruction set (core.AUTO_COMPUTE)"})
     tensor_parallel_size: int = field(default=1, metadata={'min': 1, 'help': 'vLLM: GPUs one model is split over'})
     data_parallel_size: int = field(default=1, metadata={'min': 1,
         'help': 'vLLM: model replicas (each on tensor_parallel_size GPUs)'})
