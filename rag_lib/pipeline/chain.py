@@ -15,8 +15,8 @@ from ..core.profile import resolved_compute
 from .artifacts import NOTEBOOK_ENV, RUN_DIR_ENV, artifacts_root
 from .claims import PAPERS, recorded_claims, render_claims
 from rag_lib.pipeline.preflight import (
-    capped, check_profile, dataset_sizes, estimate_line, find_encoder, find_llm, machine_problems, plan_lines,
-    real_datasets)
+    capped, check_profile, dataset_sizes, environment_problems, estimate_line, find_encoder, find_llm, machine_problems,
+    plan_lines, real_datasets)
 
 # %% auto #0
 __all__ = ['PACKAGES', 'PROMOTED', 'experiment_notebooks', 'package_versions', 'git_state', 'input_digests', 'notebook_inputs',
@@ -310,6 +310,7 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
               progress: bool = True,  # papermill's per-notebook progress bar (cells)
               log=print) -> dict:
     "Check the profile, run its stale notebooks into `artifacts/runs/<run id>/`, write manifest and CLAIMS.md, promote."
+    if env := environment_problems(): raise ProfileProblems(env)   # before resolving: `auto` may keep a probe
     prof = resolve_profile(profile, overrides, config)          # ValueError, one line
     root = project_root()
     chain = experiment_notebooks(root)
