@@ -147,7 +147,7 @@ def device_problem(setting: str, name: str) -> str | None:
     return None
 
 def device_machine_problem(setting: str, name: str) -> str | None:
-    "What this machine lacks for device `name` (a valid one, `device_problem`) of profile field `setting`; None: nothing."
+    "What this machine lacks for device `name` (valid by `device_problem`) of profile field `setting`; None: nothing."
     import torch
     d, fix = torch.device(name), f'fix: --set {setting}=cpu, or run on a machine that has it'
     if d.type == 'cuda':
