@@ -10,9 +10,10 @@ from pathlib import Path
 
 from ..core import (
     PROFILES, Profile, atomic_write_text, compute_report, data_dir, dir_fingerprint, file_sha256, profile_path,
-    project_root, read_jsonl, resolve_profile, source_digest, stable_hash)
+    project_root, resolve_profile, source_digest, stable_hash)
 from ..core.profile import resolved_compute
-from .artifacts import NOTEBOOK_ENV, RUN_DIR_ENV, artifacts_root
+from .artifacts import (
+    NOTEBOOK_ENV, RUN_DIR_ENV, UnsafeRecord, artifacts_root, inside, logged_paths, read_state)
 from .claims import PAPERS, recorded_claims, render_claims
 from rag_lib.pipeline.preflight import (
     capped, check_profile, dataset_sizes, environment_problems, estimate_line, find_encoder, find_llm, machine_problems,
@@ -20,9 +21,8 @@ from rag_lib.pipeline.preflight import (
 
 # %% auto #0
 __all__ = ['PACKAGES', 'PROMOTED', 'experiment_notebooks', 'package_versions', 'git_state', 'input_digests', 'notebook_inputs',
-           'UnsafeRecord', 'inside', 'read_state', 'logged_paths', 'notebook_status', 'RunLocked', 'run_lock',
-           'pending_promotion', 'recover_promotion', 'promote', 'ProfileProblems', 'NotebookFailed', 'Interrupted',
-           'PromotionFailed', 'WriteFailed', 'run_chain']
+           'notebook_status', 'RunLocked', 'run_lock', 'pending_promotion', 'recover_promotion', 'promote',
+           'ProfileProblems', 'NotebookFailed', 'Interrupted', 'PromotionFailed', 'WriteFailed', 'run_chain']
 
 # %% ../../nbs/15d_pipeline_chain.ipynb #0909bdfd
 def experiment_notebooks(root: Path | None = None) -> list[Path]:
@@ -95,60 +95,6 @@ def notebook_inputs(nbs: list[Path], prof: Profile, digests: dict | None = None)
 _WHY = {'profile': 'the resolved profile changed', 'rag_lib': 'the rag_lib source changed',
         'data': 'the data files changed', 'models': 'the model weights changed',
         'notebook': 'the notebook file changed', 'earlier': 'an earlier notebook of the chain changed'}
-
-class UnsafeRecord(ValueError):
-    "A state file, write log or promotion journal names a path outside its folder (or is damaged); nothing was changed."
-
-def inside(base: Path, rel, record: Path) -> Path:
-    "`base / rel` when `rel` is a relative path to a file inside folder `base`; else UnsafeRecord naming `record`."
-    try:
-        p = Path(base) / rel
-        ok = (isinstance(rel, str) and rel and not Path(rel).is_absolute() and p.name not in ('', '.', '..')
-              and p.parent.resolve().is_relative_to(Path(base).resolve()))
-    except (TypeError, ValueError, OSError): ok = False   # not a string, a NUL byte, a symlink loop
-    if not ok:
-        raise UnsafeRecord(f'{record} names the path {rel!r}, outside {base}: refused, nothing was deleted; fix: '
-                           f'remove {record} (its notebook then runs again)')
-    return p
-
-_STATE = {'key': str, 'inputs': dict, 'outputs': dict, 'seconds': (int, float)}   # the fields every state has
-
-def _state_problem(st) -> str | None:
-    "Why the parsed state file `st` is not a state record (None: it is one)."
-    if not isinstance(st, dict): return f'it holds a JSON {type(st).__name__}, not a state record'
-    for k, t in _STATE.items():
-        if not isinstance(st.get(k), t) or isinstance(st.get(k), bool):
-            return f'its {k!r} is missing or of a wrong type'
-    if not all(isinstance(v, str) for v in st['outputs'].values()): return "its 'outputs' are not paths with digests"
-    if not isinstance(st.get('note'), (str, type(None))): return "its 'note' is of a wrong type"
-    if not isinstance(st.get('cpu_seconds'), (int, float, type(None))):
-        return "its 'cpu_seconds' is of a wrong type"
-    return None
-
-def read_state(run_dir: Path, stem: str) -> dict | str | None:
-    """Notebook `stem`'s state record in `run_dir`; None without one; a str saying why its file is no record
-    (unreadable, or not of a state's shape: the notebook counts as not finished and runs again); UnsafeRecord when an
-    output it names lies outside `run_dir`."""
-    f = Path(run_dir) / '.state' / f'{stem}.json'
-    if not f.exists(): return None
-    try: st = json.loads(f.read_text(encoding='utf-8'))
-    except (ValueError, OSError): return f'its state file {f} is unreadable'
-    if why := _state_problem(st): return f'its state file {f} is damaged ({why})'
-    for rel in st['outputs']: inside(run_dir, rel, f)
-    return st
-
-def logged_paths(run_dir: Path, stem: str) -> list[str]:
-    """The paths (relative to `run_dir`) in notebook `stem`'s write log, each once, in order; lines that are not a
-    record with a `path` are skipped (they name nothing to remove); UnsafeRecord when a path lies outside `run_dir`."""
-    log = Path(run_dir) / '.writes' / f'{stem}.jsonl'
-    try: recs = read_jsonl(log)
-    except ValueError:   # a damaged line: read the others
-        recs = []
-        for line in log.read_bytes().splitlines():
-            with contextlib.suppress(ValueError): recs.append(json.loads(line))
-    paths = [r['path'] for r in recs if isinstance(r, dict) and 'path' in r]
-    for rel in paths: inside(run_dir, rel, log)
-    return list(dict.fromkeys(paths))
 
 def notebook_status(run_dir: Path, stem: str, inputs: dict) -> tuple[str, str]:
     """('cached' | 'stale' | 'missing', why) of notebook `stem` in `run_dir`, given its `inputs` (`notebook_inputs`);
