@@ -78,8 +78,9 @@ def inside(base: Path, rel, record: Path) -> Path:
               and p.parent.resolve().is_relative_to(Path(base).resolve()))
     except (TypeError, ValueError, OSError): ok = False   # not a string, a symbolic link loop
     if not ok:
+        again = ' (its notebook then runs again)' if Path(record).parent.name == '.state' else ''
         raise UnsafeRecord(f'{record} names the path {rel!r}, outside {base}: refused, nothing was deleted; fix: '
-                           f'remove {record} (its notebook then runs again)')
+                           f'remove {record}{again}')
     return p
 
 _STATE = {'key': str, 'inputs': dict, 'outputs': dict, 'seconds': (int, float)}   # the fields every state has
