@@ -13,7 +13,7 @@ from ..core import (
     project_root, resolve_profile, source_digest, stable_hash)
 from ..core.profile import resolved_compute
 from .artifacts import (
-    NOTEBOOK_ENV, RUN_DIR_ENV, UnsafeRecord, artifacts_root, inside, logged_paths, read_state)
+    NOTEBOOK_ENV, RUN_DIR_ENV, UnsafeRecord, artifacts_root, logged_paths, read_state)
 from .claims import PAPERS, recorded_claims, render_claims
 from rag_lib.pipeline.preflight import (
     capped, check_profile, dataset_sizes, environment_problems, estimate_line, find_encoder, find_llm, machine_problems,
