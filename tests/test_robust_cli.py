@@ -69,6 +69,7 @@ def test_ctrl_c_on_the_trainer_is_one_line(env, tmp_path):
     (['--stage', 'grpo', '--set', 'steps=abc'], "GRPOConfig.steps = 'abc' is not allowed"),
     (['--stage', 'grpo', '--set', 'init_adapter=no/such'], 'init_adapter=no/such: no LoRA adapter there'),
     (['--stage', 'eval', '--questions=0'], '--questions 0: must be >= 1'),
+    (['--stage', 'grpo', '--set', 'weight_decay=NaN'], 'GRPOConfig.weight_decay must be a finite number, not nan'),
 ])
 def test_trainer_bad_input_is_one_line_and_creates_nothing(env, tmp_path, argv, says):
     "Issue 19 item 3: tracebacks of 15 lines, an empty output folder, a config.json that blocked the corrected rerun."

@@ -12,6 +12,7 @@ from .config import GRPOConfig, SFTConfig, apply_overrides, help_fields
 from .loop import latest_checkpoint, run_conflict, train_grpo
 from .sft import train_sft
 from ..core import COMPUTE_DTYPES, data_dir
+from ..core.files import env_threads
 from ..core.profile import CliParser, check_name, load_mapping, parse_sets
 from .evaluate import EVAL_AGENTS, METRICS, adapter_dir, run_eval
 from .reader import run_reader_eval
@@ -123,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         a = parser().parse_args(argv)
+        env_threads()   # $RAG_LIB_THREADS, read when the model loads: one line now, not a traceback then
         cfg = check_eval(a) if a.stage == 'eval' else stage_config(a)
     except (ValueError, FileNotFoundError) as e:
         print(f'python -m rag_lib.train: {e}', file=sys.stderr); return 2
