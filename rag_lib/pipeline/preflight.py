@@ -276,6 +276,8 @@ def policy_problems(prof: Profile) -> list[str]:
         if missing: out.append(f'rerank_dir: {len(missing)} of {len(want)} trained rerankers missing, e.g. '
                                f'{missing[0]}; fix: python -m rag_lib.rerank train (see {p}/NOTES.md), or run '
                                'without the rerank experiment: --set rerank_dir=none')
+        from rag_lib.rerank.swaps import damaged_rerankers
+        out += damaged_rerankers(prof)   # a reranker whose files do not match their seal: one line each, naming it
         if (f := profile_path(prof.rerank_rule_labels)) is not None and not f.is_file():
             out.append(f'rerank_rule_labels: no label file {f}; fix: python -m rag_lib.rerank labels --agent rule '
                        f'(see {p}/NOTES.md), or run without it: --set rerank_rule_labels=none')
