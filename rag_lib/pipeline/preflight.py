@@ -111,16 +111,11 @@ def capped(sizes: dict) -> list[str]:
             f"(the manifest records it)" for knob, by in sizes.items() for d, s in by.items() if s['used'] < s['asked']]
 
 # %% ../../nbs/15c_pipeline_preflight.ipynb #d215c104
-ENV_FOLDERS = ('RAG_LIB_DATA', 'RAG_LIB_CACHE', 'RAG_LIB_ARTIFACTS', 'RAG_LIB_PROBES')   # folders the chain reads
-
-def _probe_root() -> Path:
-    "The folder `core.probe_dir` would use (not created)."
-    return Path(os.environ.get('RAG_LIB_PROBES') or Path.home() / '.cache' / 'rag_lib' / 'compute')
+ENV_FOLDERS = ('RAG_LIB_DATA', 'RAG_LIB_CACHE', 'RAG_LIB_ARTIFACTS')   # folders the chain reads
 
 def environment_problems() -> list[str]:
     """One line per environment variable of rag_lib whose value cannot work (`RAG_LIB_THREADS` not a count, a folder
     variable naming a file), naming it and the fix, and one per folder the run writes that takes no writes."""
-    from rag_lib.core import bf16_support
     from rag_lib.core.files import env_threads
     out = []
     try: env_threads()
@@ -128,12 +123,7 @@ def environment_problems() -> list[str]:
     for var in ENV_FOLDERS:
         if (v := os.environ.get(var)) and Path(v).exists() and not Path(v).is_dir():
             out.append(f'{var}={v!r}: not a folder; fix: point it at a folder, or unset it')
-    if out: return out
-    out = unwritable()
-    if bf16_support() is not None and (why := writable(_probe_root())):   # `compute_dtype: auto` keeps a probe there
-        out.append(f'compute probe folder {_probe_root()}: {why}; fix: make it writable, or point RAG_LIB_PROBES at '
-                   'a writable folder')
-    return out
+    return out or unwritable()
 
 DEVICE_TYPES = ('cpu', 'cuda', 'mps', 'xpu')   # what sentence-transformers computes on
 
