@@ -54,6 +54,7 @@ def test_list_values_from_the_command_line(env, capsys, value):
     ('n_questions=20.5', "profile field n_questions: 20.5 is not allowed (allowed: a whole number >= 1)"),
     ('seed=abc', "profile field seed: 'abc' is not allowed (allowed: a whole number >= 0)"),
     ('datasets=wrld', "profile field datasets: ('wrld',) is not allowed: ['wrld'] unknown"),
+    ('datasets=world,world', "profile field datasets: ('world', 'world') is not allowed: 'world' is listed twice"),
 ])
 def test_bad_value_is_one_line(env, setting, message):
     rc, out, err = cli('reproduce', '--set', setting)

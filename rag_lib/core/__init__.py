@@ -9,15 +9,17 @@ __all__ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 
            'cached_sha256', 'dir_fingerprint', 'set_threads', 'Profile', 'parse_value', 'resolve_profile',
            'get_profile', 'profile_path', 'source_digest', 'COMPUTE_DTYPES', 'auto_compute', 'bf16_support',
            'compute_report', 'cpu_flags', 'cpu_model', 'AUTO_COMPUTE', 'resolve_compute', 'fields_help',
-           'append_sealed', 'read_sealed', 'write_sealed', 'weights_problem', 'check_weights', 'installed_problem']
+           'append_sealed', 'read_sealed', 'write_sealed', 'weights_problem', 'check_weights', 'installed_problem',
+           'LOCK', 'FolderLocked', 'folder_lock']
 
 # %% ../../nbs/00_core.ipynb #d5680171
 from .files import (
     append_jsonl, artifacts_dir, atomic_write_text, cache_dir, canonical_json, data_dir, from_dict, project_root,
     read_jsonl, set_seed, set_threads, stable_hash, to_jsonable, write_jsonl)
 from .cache import (
-    COMPLETE, append_sealed, cached_dir, cached_sha256, check_weights, dir_fingerprint, dir_problem,
-    file_sha256, installed_problem, publish_dir, read_sealed, seal_dir, source_digest, weights_problem, write_sealed)
+    COMPLETE, LOCK, FolderLocked, append_sealed, cached_dir, cached_sha256, check_weights, dir_fingerprint,
+    dir_problem, file_sha256, folder_lock, installed_problem, publish_dir, read_sealed, seal_dir, source_digest,
+    weights_problem, write_sealed)
 from rag_lib.core.compute import (
     AUTO_COMPUTE, COMPUTE_DTYPES, auto_compute, bf16_support, compute_report, cpu_flags, cpu_model,
     resolve_compute)
@@ -30,4 +32,4 @@ _all_ = ['COMPLETE', 'DATASET_NAMES', 'PROFILES', 'project_root', 'data_dir', 'c
         'resolve_profile', 'get_profile', 'profile_path', 'source_digest', 'COMPUTE_DTYPES', 'auto_compute',
         'bf16_support', 'compute_report', 'cpu_flags', 'cpu_model', 'AUTO_COMPUTE',
         'resolve_compute', 'fields_help', 'append_sealed', 'read_sealed', 'write_sealed',
-        'weights_problem', 'check_weights', 'installed_problem']   # `from rag_lib.core import *` gets all of them, as before
+        'weights_problem', 'check_weights', 'installed_problem', 'LOCK', 'FolderLocked', 'folder_lock']   # `from rag_lib.core import *` gets all of them, as before

@@ -4,16 +4,16 @@
 
 # %% ../../nbs/00b_core_cache.ipynb #9edef662
 from __future__ import annotations
-import glob, hashlib, json, os, re, shutil, socket, tempfile, warnings
+import contextlib, fcntl, glob, hashlib, json, os, re, shutil, socket, tempfile, warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .files import atomic_write_text, cache_dir, canonical_json, drop_torn_tail, stable_hash
 
 # %% auto #0
-__all__ = ['COMPLETE', 'file_sha256', 'cached_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir', 'append_sealed',
-           'write_sealed', 'read_sealed', 'dir_fingerprint', 'source_digest', 'weights_problem', 'installed_problem',
-           'check_weights']
+__all__ = ['COMPLETE', 'LOCK', 'file_sha256', 'cached_sha256', 'seal_dir', 'dir_problem', 'publish_dir', 'cached_dir',
+           'append_sealed', 'write_sealed', 'read_sealed', 'dir_fingerprint', 'source_digest', 'weights_problem',
+           'installed_problem', 'check_weights', 'FolderLocked', 'folder_lock']
 
 # %% ../../nbs/00b_core_cache.ipynb #7369fad8
 COMPLETE = '.complete.json'   # the completion record of a cache folder
@@ -256,3 +256,40 @@ def check_weights(path: str | Path, what: str = 'weights') -> Path:
     if problem is None: return Path(path)
     raise ValueError(f'{what} {path}: {problem}; they are not used. Fix: restore the folder (git checkout -- {path}, '
                      'or copy it again), or retrain it')
+
+# %% ../../nbs/00b_core_cache.ipynb #d88a8f11
+LOCK = '.lock'   # the lock file of a folder being written (`folder_lock`)
+
+class FolderLocked(RuntimeError):
+    "Another live process is writing the folder (`folder_lock`); the message is one line naming it and the holder."
+
+_HELD: dict[str, int] = {}   # folders this process holds: path -> depth
+
+@contextlib.contextmanager
+def folder_lock(path: str | Path):
+    "Hold folder `path` (created) for writing during the block; `FolderLocked` if another live process holds it."
+    path = Path(path); path.mkdir(parents=True, exist_ok=True)
+    key = str(path.resolve())
+    if key in _HELD:                              # this process holds it already: the outer block releases it
+        _HELD[key] += 1
+        try: yield path
+        finally: _HELD[key] -= 1
+        return
+    while True:
+        f = open(path / LOCK, 'a+')
+        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0); holder = f.read().strip() or 'pid unknown'; f.close()
+            raise FolderLocked(f'{path} is being written by another run ({holder})') from None
+        try: same = os.stat(path / LOCK).st_ino == os.fstat(f.fileno()).st_ino
+        except FileNotFoundError: same = False
+        if same: break
+        f.close()                                 # its holder removed the file as we opened it: lock the new one
+    try:
+        f.seek(0); f.truncate(); f.write(f'pid {os.getpid()}'); f.flush()
+        _HELD[key] = 1
+        yield path
+    finally:
+        _HELD.pop(key, None)
+        with contextlib.suppress(FileNotFoundError): os.unlink(path / LOCK)   # before the lock goes, with it
+        f.close()

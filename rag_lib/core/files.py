@@ -4,7 +4,7 @@
 
 # %% ../../nbs/00a_core_files.ipynb #e8c0770b
 from __future__ import annotations
-import dataclasses, hashlib, json, os, random, tempfile
+import dataclasses, hashlib, json, os, random, re, tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -13,7 +13,7 @@ import numpy as np
 # %% auto #0
 __all__ = ['project_root', 'data_dir', 'cache_dir', 'artifacts_dir', 'to_jsonable', 'canonical_json', 'stable_hash', 'from_dict',
            'atomic_write_text', 'write_jsonl', 'drop_torn_tail', 'append_jsonl', 'read_jsonl', 'set_seed',
-           'set_threads']
+           'env_threads', 'set_threads']
 
 # %% ../../nbs/00a_core_files.ipynb #6e179ac4
 def project_root(start: str | Path | None = None) -> Path | None:
@@ -26,13 +26,13 @@ def project_root(start: str | Path | None = None) -> Path | None:
 
 def data_dir() -> Path:
     "Folder of the real benchmark samples: `$RAG_LIB_DATA`, else `<root>/../shared/data`."
-    if 'RAG_LIB_DATA' in os.environ: return Path(os.environ['RAG_LIB_DATA'])
+    if os.environ.get('RAG_LIB_DATA'): return Path(os.environ['RAG_LIB_DATA'])
     root = project_root()
     return (root.parent / 'shared' / 'data') if root else Path('shared/data')
 
 def cache_dir(*parts: str) -> Path:
     "A folder under the cache root (`$RAG_LIB_CACHE`, `<root>/.cache` or `~/.cache/rag_lib`), created."
-    if 'RAG_LIB_CACHE' in os.environ: base = Path(os.environ['RAG_LIB_CACHE'])
+    if os.environ.get('RAG_LIB_CACHE'): base = Path(os.environ['RAG_LIB_CACHE'])
     else:
         root = project_root()
         base = root / '.cache' if root else Path.home() / '.cache' / 'rag_lib'
@@ -144,9 +144,18 @@ def set_seed(seed: int) -> None:
     if 'torch' in sys.modules:
         import torch; torch.manual_seed(seed)
 
+def env_threads() -> int | None:
+    "`$RAG_LIB_THREADS` as a count (None: unset or empty); ValueError naming the variable unless a whole number >= 1."
+    raw = os.environ.get('RAG_LIB_THREADS', '')
+    if not raw.strip(): return None
+    if not re.fullmatch(r'[0-9]+', raw.strip()) or int(raw) < 1:
+        raise ValueError(f'RAG_LIB_THREADS={raw!r}: not a whole number >= 1; fix: set it to a count of CPU cores, '
+                         'or unset it (then the cores this process may use)')
+    return int(raw)
+
 def set_threads(n: int | None = None) -> int:
     "Set torch's CPU threads to `n`, else `$RAG_LIB_THREADS`, else the cores this process may use; returns the count."
-    n = n or int(os.environ.get('RAG_LIB_THREADS') or 0) or len(os.sched_getaffinity(0))
+    n = n or env_threads() or len(os.sched_getaffinity(0))
     import torch
     if torch.get_num_threads() != n: torch.set_num_threads(n)
     return n

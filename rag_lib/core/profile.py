@@ -4,7 +4,7 @@
 
 # %% ../../nbs/00c_core_profile.ipynb #fb6197ba
 from __future__ import annotations
-import argparse, dataclasses, json, re, textwrap, typing
+import argparse, dataclasses, json, math, re, textwrap, typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -261,8 +261,11 @@ def load_mapping(path, what: str = 'config file') -> dict:
             seen.append(k)
         return loader.construct_mapping(node, deep)
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    try: text = path.read_text(encoding='utf-8-sig')
+    except UnicodeDecodeError as e:
+        raise ValueError(f'{what} {path}: not UTF-8 text (byte {e.start}); fix: save it as UTF-8') from None
+    except OSError as e: raise ValueError(f'{what} {path}: unreadable ({e.strerror or e})') from None
     try:
-        text = path.read_text(encoding='utf-8-sig')
         d = (json.loads(text, object_pairs_hook=lambda ps: _unique_keys(ps, f'{what} {path}'))
              if path.suffix == '.json' else yaml.load(text, Loader=Loader))
     except ValueError as e:
@@ -283,7 +286,7 @@ def _allowed(f, base, optional: bool) -> str:
     "What field `f` accepts, in words."
     m, opt = f.metadata, ' or null' if optional else ''
     if 'choices' in m: what = ('a list of ' if base is tuple else 'one of ') + ', '.join(map(str, m['choices']))
-    else: what = {int: 'a whole number', float: 'a number', str: 'a string', bool: 'true or false',
+    else: what = {int: 'a whole number', float: 'a finite number', str: 'a string', bool: 'true or false',
                   tuple: 'a list of strings'}[base]
     if 'min' in m: what += f" >= {m['min']}"
     if 'max' in m: what += f" <= {m['max']}"
@@ -299,11 +302,13 @@ def _check_field(f, tp, v) -> None:
         raise bad()
     if base is float and isinstance(v, int) and not isinstance(v, bool): v = float(v)
     if not isinstance(v, base) or isinstance(v, bool) and base is not bool: raise bad()
+    if base is float and not math.isfinite(v): raise bad(': not a finite number')   # NaN passes every range test
     if base is tuple:
         if not all(isinstance(x, str) and x for x in v): raise bad()
         if 'choices' in f.metadata and not set(v) <= set(f.metadata['choices']):
             raise bad(f": {sorted(set(v) - set(f.metadata['choices']))} unknown")
         if not v: raise bad(': empty')
+        if twice := [x for i, x in enumerate(v) if x in v[:i]]: raise bad(f': {twice[0]!r} is listed twice')
         return
     if 'choices' in f.metadata and v not in f.metadata['choices']: raise bad()
     if 'min' in f.metadata and v < f.metadata['min']: raise bad()

@@ -4,14 +4,14 @@
 
 # %% ../../nbs/15b_pipeline_artifacts.ipynb #f83c5ed6
 from __future__ import annotations
-import os
+import contextlib, json, os
 from pathlib import Path
 
-from ..core import append_jsonl, atomic_write_text, file_sha256, project_root
+from ..core import append_jsonl, atomic_write_text, file_sha256, project_root, read_jsonl
 
 # %% auto #0
 __all__ = ['RUN_DIR_ENV', 'NOTEBOOK_ENV', 'artifacts_root', 'run_output_dir', 'current_notebook', 'markdown_table', 'save_table',
-           'save_figure', 'NoObservations']
+           'save_figure', 'UnsafeRecord', 'inside', 'read_state', 'logged_paths', 'NoObservations']
 
 # %% ../../nbs/15b_pipeline_artifacts.ipynb #5b0e1c77
 RUN_DIR_ENV, NOTEBOOK_ENV = 'RAG_LIB_RUN_DIR', 'RAG_LIB_NOTEBOOK'
@@ -65,6 +65,62 @@ def save_figure(fig, name: str, dpi: int = 120) -> Path:
     fig.savefig(tmp, dpi=dpi, bbox_inches='tight', metadata={'Software': None})
     tmp.replace(p)
     return _log_write(p)
+
+# %% ../../nbs/15b_pipeline_artifacts.ipynb #9c752b84
+class UnsafeRecord(ValueError):
+    "A state file, write log or promotion journal names a path outside its folder (or is damaged); nothing was changed."
+
+def inside(base: Path, rel, record: Path) -> Path:
+    "`base / rel` when `rel` is a relative path to a file inside folder `base`; else UnsafeRecord naming `record`."
+    try:
+        p = Path(base) / rel
+        ok = (isinstance(rel, str) and rel and '\0' not in rel and not Path(rel).is_absolute() and p.name != '..'
+              and p.parent.resolve().is_relative_to(Path(base).resolve()))
+    except (TypeError, ValueError, OSError): ok = False   # not a string, a symbolic link loop
+    if not ok:
+        again = ' (its notebook then runs again)' if Path(record).parent.name == '.state' else ''
+        raise UnsafeRecord(f'{record} names the path {rel!r}, outside {base}: refused, nothing was deleted; fix: '
+                           f'remove {record}{again}')
+    return p
+
+_STATE = {'key': str, 'inputs': dict, 'outputs': dict, 'seconds': (int, float)}   # the fields every state has
+
+def _state_problem(st) -> str | None:
+    "Why the parsed state file `st` is not a state record (None: it is one)."
+    if not isinstance(st, dict): return f'it holds a JSON {type(st).__name__}, not a state record'
+    for k, t in _STATE.items():
+        if not isinstance(st.get(k), t) or isinstance(st.get(k), bool):
+            return f'its {k!r} is missing or of a wrong type'
+    if not all(isinstance(v, str) for v in st['outputs'].values()): return "its 'outputs' are not paths with digests"
+    if not isinstance(st.get('note'), (str, type(None))): return "its 'note' is of a wrong type"
+    if not isinstance(st.get('cpu_seconds'), (int, float, type(None))):
+        return "its 'cpu_seconds' is of a wrong type"
+    return None
+
+def read_state(run_dir: Path, stem: str) -> dict | str | None:
+    """Notebook `stem`'s state record in `run_dir`; None without one; a str saying why its file is no record
+    (unreadable, or not of a state's shape: the notebook counts as not finished and runs again); UnsafeRecord when an
+    output it names lies outside `run_dir`."""
+    f = Path(run_dir) / '.state' / f'{stem}.json'
+    if not f.exists(): return None
+    try: st = json.loads(f.read_text(encoding='utf-8'))
+    except (ValueError, OSError): return f'its state file {f} is unreadable'
+    if why := _state_problem(st): return f'its state file {f} is damaged ({why})'
+    for rel in st['outputs']: inside(run_dir, rel, f)
+    return st
+
+def logged_paths(run_dir: Path, stem: str) -> list[str]:
+    """The paths (relative to `run_dir`) in notebook `stem`'s write log, each once, in order; lines that are not a
+    record with a `path` are skipped (they name nothing to remove); UnsafeRecord when a path lies outside `run_dir`."""
+    log = Path(run_dir) / '.writes' / f'{stem}.jsonl'
+    try: recs = read_jsonl(log)
+    except ValueError:   # a damaged line: read the others
+        recs = []
+        for line in log.read_bytes().splitlines():
+            with contextlib.suppress(ValueError): recs.append(json.loads(line))
+    paths = [r['path'] for r in recs if isinstance(r, dict) and 'path' in r]
+    for rel in paths: inside(run_dir, rel, log)
+    return list(dict.fromkeys(paths))
 
 # %% ../../nbs/15b_pipeline_artifacts.ipynb #f5001c80
 class NoObservations(Exception):

@@ -4,24 +4,25 @@
 
 # %% ../../nbs/15d_pipeline_chain.ipynb #f1adfc6f
 from __future__ import annotations
-import contextlib, fcntl, json, os, platform, shutil, subprocess, time
+import contextlib, errno, fcntl, json, os, platform, re, shutil, subprocess, time
 from importlib import metadata
 from pathlib import Path
 
 from ..core import (
     PROFILES, Profile, atomic_write_text, compute_report, data_dir, dir_fingerprint, file_sha256, profile_path,
-    project_root, read_jsonl, resolve_profile, source_digest, stable_hash)
+    project_root, resolve_profile, source_digest, stable_hash)
 from ..core.profile import resolved_compute
-from .artifacts import NOTEBOOK_ENV, RUN_DIR_ENV, artifacts_root
+from .artifacts import (
+    NOTEBOOK_ENV, RUN_DIR_ENV, UnsafeRecord, artifacts_root, logged_paths, read_state)
 from .claims import PAPERS, recorded_claims, render_claims
 from rag_lib.pipeline.preflight import (
-    capped, check_profile, dataset_sizes, estimate_line, find_encoder, find_llm, machine_problems, plan_lines,
-    real_datasets)
+    capped, check_profile, dataset_sizes, environment_problems, estimate_line, find_encoder, find_llm, machine_problems,
+    plan_lines, real_datasets)
 
 # %% auto #0
 __all__ = ['PACKAGES', 'PROMOTED', 'experiment_notebooks', 'package_versions', 'git_state', 'input_digests', 'notebook_inputs',
-           'notebook_status', 'RunLocked', 'run_lock', 'recover_promotion', 'promote', 'ProfileProblems',
-           'NotebookFailed', 'Interrupted', 'PromotionFailed', 'run_chain']
+           'notebook_status', 'RunLocked', 'run_lock', 'pending_promotion', 'recover_promotion', 'promote',
+           'ProfileProblems', 'NotebookFailed', 'Interrupted', 'PromotionFailed', 'WriteFailed', 'run_chain']
 
 # %% ../../nbs/15d_pipeline_chain.ipynb #0909bdfd
 def experiment_notebooks(root: Path | None = None) -> list[Path]:
@@ -96,11 +97,12 @@ _WHY = {'profile': 'the resolved profile changed', 'rag_lib': 'the rag_lib sourc
         'notebook': 'the notebook file changed', 'earlier': 'an earlier notebook of the chain changed'}
 
 def notebook_status(run_dir: Path, stem: str, inputs: dict) -> tuple[str, str]:
-    "('cached' | 'stale' | 'missing', why) of notebook `stem` in `run_dir`, given its `inputs` (`notebook_inputs`)."
-    f = Path(run_dir) / '.state' / f'{stem}.json'
-    if not f.exists(): return 'missing', 'never finished in this run folder'
-    try: st = json.loads(f.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError): return 'stale', f'its state file {f} is unreadable'
+    """('cached' | 'stale' | 'missing', why) of notebook `stem` in `run_dir`, given its `inputs` (`notebook_inputs`);
+    UnsafeRecord when its state or write log names a path outside `run_dir` (before anything would delete it)."""
+    logged_paths(run_dir, stem)
+    st = read_state(run_dir, stem)
+    if st is None: return 'missing', 'never finished in this run folder'
+    if isinstance(st, str): return 'stale', st
     if st.get('key') != inputs['key']:
         changed = [_WHY[k] for k in _WHY if st.get('inputs', {}).get(k) != inputs[k]]
         return 'stale', '; '.join(changed) or 'its input key changed'
@@ -148,12 +150,37 @@ def _remove(p: Path):
     if p.is_dir() and not p.is_symlink(): shutil.rmtree(p)
     elif p.exists() or p.is_symlink(): p.unlink()
 
+def _journal(art: Path) -> dict | None:
+    """The journal of a promotion into `art` that has not finished (None: there is none), checked: UnsafeRecord (one
+    line, nothing changed) when it is damaged or names paths other than the promoted ones and their stage folders."""
+    j = art / '.promote' / 'journal.json'
+    if not j.exists(): return None
+    try: rec = json.loads(j.read_text(encoding='utf-8'))
+    except (ValueError, OSError): rec = None
+    ok = (isinstance(rec, dict) and isinstance(rec.get('done'), bool)
+          and all(isinstance(rec.get(k), str) and re.fullmatch(rf'{k}-[0-9]+', rec[k]) for k in ('stage', 'old'))
+          and all(isinstance(rec.get(k), list) and all(p in PROMOTED for p in rec[k]) for k in ('paths', 'existed')))
+    if not ok:
+        raise UnsafeRecord(f'promotion journal {j} is damaged or names paths other than {", ".join(PROMOTED)}: '
+                           f'refused, nothing was changed; fix: see that {art}/ holds one whole run (or restore it), '
+                           f'then remove {j}')
+    return rec
+
+def pending_promotion(art: Path) -> str | None:
+    "A line on a promotion into `art` that was stopped midway (its journal remains) and what happens next; None: none."
+    if (rec := _journal(art)) is None: return None
+    j = art / '.promote' / 'journal.json'
+    if rec['done']:
+        return (f'promotion: the last promotion into {art}/ was stopped after its swap ({j}): {art}/ holds its run '
+                'whole; the next `rag-lib reproduce` (any profile) removes the copies of the run before it')
+    return (f'promotion: the last promotion into {art}/ was stopped midway ({j}): {art}/ may hold parts of two runs; '
+            f'the next `rag-lib reproduce` (any profile) first puts the run before it back, whole')
+
 def recover_promotion(art: Path) -> str | None:
     """Finish a promotion whose journal says it is done, or roll back one that is not (killed or failed midway): every
     promoted path as it was before; then remove its stage folders. Call it holding the promotion lock."""
     j = art / '.promote' / 'journal.json'
-    if not j.exists(): return None
-    rec = json.loads(j.read_text())
+    if (rec := _journal(art)) is None: return None
     old = art / '.promote' / rec['old']
     if not rec['done']:
         for name in rec['paths']:
@@ -209,21 +236,29 @@ class Interrupted(RuntimeError): "Ctrl-C stopped the run; the message says what 
 class PromotionFailed(RuntimeError): "Promotion failed and was rolled back; the message says where the results are."
 
 def _clear_outputs(run_dir: Path, stem: str):
-    "Remove what an earlier (stale or killed) execution of notebook `stem` left: state, outputs, write log and claims."
-    st = run_dir / '.state' / f'{stem}.json'
-    if st.exists():
-        try: old = json.loads(st.read_text()).get('outputs', {})
-        except (json.JSONDecodeError, UnicodeDecodeError): old = {}
-        for rel in old: (run_dir / rel).unlink(missing_ok=True)
-        st.unlink()
-    log = run_dir / '.writes' / f'{stem}.jsonl'
-    for r in read_jsonl(log): (run_dir / r['path']).unlink(missing_ok=True)   # what a killed execution had written
-    for f in (log, run_dir / 'claims' / f'{stem}.jsonl'): f.unlink(missing_ok=True)
+    """Remove what an earlier (stale or killed) execution of notebook `stem` left: state, outputs, write log and
+    claims. Every path is checked to lie inside `run_dir` before any is removed (UnsafeRecord: none is)."""
+    st = read_state(run_dir, stem)
+    old = list(st['outputs']) if isinstance(st, dict) else []   # a damaged state names none: its write log does
+    for rel in dict.fromkeys([*old, *logged_paths(run_dir, stem)]):   # the log: what a killed execution had written
+        if not (p := run_dir / rel).is_dir(): p.unlink(missing_ok=True)
+    for f in (run_dir / '.state' / f'{stem}.json', run_dir / '.writes' / f'{stem}.jsonl',
+              run_dir / 'claims' / f'{stem}.jsonl'): f.unlink(missing_ok=True)
 
 def _outputs(run_dir: Path, stem: str) -> dict:
     "{path: SHA-256} of the files notebook `stem` wrote (from its write log), as they are now."
-    paths = sorted({r['path'] for r in read_jsonl(run_dir / '.writes' / f'{stem}.jsonl')})
-    return {p: file_sha256(run_dir / p) for p in paths if (run_dir / p).exists()}
+    paths = sorted(logged_paths(run_dir, stem))
+    return {p: file_sha256(run_dir / p) for p in paths if (run_dir / p).is_file()}
+
+class WriteFailed(RuntimeError):
+    "A write of the chain failed (a full disk, a read-only folder); the message names the file, the fix, what was kept."
+
+def _write(path: Path, text: str) -> Path:
+    "`atomic_write_text`; its OSError names `path` (a full disk's error names no file)."
+    try: return atomic_write_text(path, text)
+    except OSError as e:
+        if e.filename: raise
+        raise OSError(e.errno, e.strerror or str(e), str(path)) from None
 
 @contextlib.contextmanager
 def _env(**kv):
@@ -242,6 +277,11 @@ def _child_cpu() -> float:
     import resource
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
+
+_WRITE_ERRORS = {errno.ENOSPC: 'free space on its disk', errno.EDQUOT: 'free space within your disk quota',
+                 errno.EFBIG: 'free space on its disk', errno.EROFS: 'make its folder writable (or point '
+                 'RAG_LIB_ARTIFACTS at a writable folder)', errno.EACCES: 'make its folder writable',
+                 errno.EPERM: 'make its folder writable'}   # a write that failed: the fix of each cause
 
 def _why_not_promoted(prof: Profile, promote_default: bool, partial: str | None) -> str | None:
     "Why a run of `prof` is not promoted into artifacts/ (None: it is)."
@@ -272,16 +312,15 @@ def _run_one(nb: Path, run_dir: Path, prof: Profile, root: Path, inputs: dict, d
     st = {'key': inputs['key'], 'inputs': {k: v for k, v in inputs.items() if k != 'key'}, 'note': note,
           'seconds': round(time.perf_counter() - t0, 1), 'cpu_seconds': round(_child_cpu() - c0, 1),
           'outputs': _outputs(run_dir, nb.stem)}
-    atomic_write_text(run_dir / '.state' / f'{nb.stem}.json', json.dumps(st, indent=1, sort_keys=True) + '\n')
+    _write(run_dir / '.state' / f'{nb.stem}.json', json.dumps(st, indent=1, sort_keys=True) + '\n')
     return note
 
 def _manifest(prof, run_dir, chain, inputs, digests, root) -> dict:
     "The run's manifest: what produced its files, with no clock times other than durations."
     nbs = []
     for nb in chain:
-        f = run_dir / '.state' / f'{nb.stem}.json'
-        st = json.loads(f.read_text()) if f.exists() else None
-        done = st is not None and st['key'] == inputs[nb.stem]['key']
+        st = read_state(run_dir, nb.stem)
+        done = isinstance(st, dict) and st['key'] == inputs[nb.stem]['key']
         nbs.append({'notebook': nb.name, 'status': 'done' if done else 'not run', 'key': inputs[nb.stem]['key'],
                     'note': st.get('note') if done else None,
                     'seconds': st['seconds'] if done else None, 'cpu_seconds': st.get('cpu_seconds') if done else None,
@@ -310,6 +349,7 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
               progress: bool = True,  # papermill's per-notebook progress bar (cells)
               log=print) -> dict:
     "Check the profile, run its stale notebooks into `artifacts/runs/<run id>/`, write manifest and CLAIMS.md, promote."
+    if env := environment_problems(): raise ProfileProblems(env)   # before resolving: `auto` may keep a probe
     prof = resolve_profile(profile, overrides, config)          # ValueError, one line
     root = project_root()
     chain = experiment_notebooks(root)
@@ -333,6 +373,7 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
     wn = _why_not_promoted(prof, promote_default, partial)
     log(f'  promotion to {art}/: '
         + ('yes, when the run completes (the default profile)' if wn is None else f'no ({wn})'))
+    if pending := pending_promotion(art): log(f'  {pending}')
     for line in [*plan_lines(prof), *capped(dataset_sizes(prof)), estimate_line(prof)]:
         if line: log(f'  {line}')
     if dry_run:
@@ -353,14 +394,14 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
                 note = _run_one(nb, run_dir, prof, root, inputs[nb.stem], f'[{i}/{len(selected)}] {nb.stem}', progress)
                 if note: log(f'[{i}/{len(selected)}] {nb.stem}: {note}')
                 ran.append(nb.stem)
+            current = 'the manifest and CLAIMS.md'
             manifest = _manifest(prof, run_dir, chain, inputs, digests, root)
             if manifest['complete']: _prune(run_dir, manifest)
             done = [n['notebook'][:-len('.ipynb')] for n in manifest['notebooks'] if n['status'] == 'done']
-            atomic_write_text(run_dir / 'manifest.json',
-                              json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + '\n')
+            _write(run_dir / 'manifest.json', json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + '\n')
             figs = {p: f'figures/claims_{p}.png' for p in PAPERS if (run_dir / 'figures' / f'claims_{p}.png').exists()}
             claims = render_claims(recorded_claims(run_dir, done), prof, [p.stem for p in chain], done, figures=figs)
-            atomic_write_text(run_dir / 'CLAIMS.md', claims)
+            _write(run_dir / 'CLAIMS.md', claims)
             incomplete = (None if manifest['complete']
                           else f'an incomplete run: {len(done)} of {len(chain)} notebooks have outputs')
             why_not = _why_not_promoted(prof, promote_default, partial or incomplete)
@@ -374,6 +415,12 @@ def run_chain(profile: str | Profile | dict = 'cpu',  # profile name, Profile, o
         kept = reused + ran
         raise Interrupted(f"interrupted during {current}; kept {len(kept)} finished notebook(s) in {run_dir} "
                           f"({', '.join(kept) or 'none'}); they are reused when the same command runs again") from None
+    except OSError as e:
+        if e.errno not in _WRITE_ERRORS: raise
+        kept, fix = reused + ran, _WRITE_ERRORS[e.errno]
+        raise WriteFailed(f"could not write {e.filename or run_dir} during {current} ({e.strerror or e}); kept "
+                          f"{len(kept)} finished notebook(s) in {run_dir} ({', '.join(kept) or 'none'}); fix: {fix}, "
+                          'then run the same command again (finished notebooks are reused)') from None
     n_files = len(manifest['artifacts'])
     log(f'rag-lib: {len(ran)} notebook(s) executed, {len(reused)} reused, {time.perf_counter() - t_start:.0f} s; '
         f'{n_files} tables/figures, manifest and CLAIMS.md in {run_dir}; '

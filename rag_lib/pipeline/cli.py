@@ -9,7 +9,7 @@ import argparse, shlex, sys
 from ..core import PROFILES, Profile, fields_help
 from ..core.profile import parse_sets
 from .chain import (
-    Interrupted, NotebookFailed, ProfileProblems, PromotionFailed, RunLocked, run_chain)
+    Interrupted, NotebookFailed, ProfileProblems, PromotionFailed, RunLocked, WriteFailed, run_chain)
 from .docs import build_docs
 
 # %% auto #0
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         print('rag-lib: nothing was run', file=sys.stderr); return 2
     except (ValueError, RunLocked, FileNotFoundError) as e:
         print(f'rag-lib: {e}', file=sys.stderr); return 2
-    except (NotebookFailed, PromotionFailed) as e:
+    except (NotebookFailed, PromotionFailed, WriteFailed) as e:
         print(f'rag-lib: {e}', file=sys.stderr); return 1
     except Interrupted as e:
         print(f'rag-lib: {e}; resume: rag-lib {shlex.join(sys.argv[1:] if argv is None else argv)}', file=sys.stderr)

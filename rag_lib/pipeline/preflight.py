@@ -13,9 +13,10 @@ from ..core import Profile, data_dir, installed_problem, profile_path, weights_p
 from .artifacts import artifacts_root
 
 # %% auto #0
-__all__ = ['SPACY_MODELS', 'SIZE_KNOBS', 'CPU_ADVICE', 'POLICY_FIELDS', 'COST_KNOBS', 'RECORD_KNOBS', 'find_llm', 'find_encoder',
-           'questions_in', 'writable', 'unwritable', 'dataset_sizes', 'capped', 'real_datasets', 'check_profile',
-           'machine_problems', 'policy_problems', 'engine_estimates', 'memory_problems', 'plan_lines',
+__all__ = ['SPACY_MODELS', 'SIZE_KNOBS', 'ENV_FOLDERS', 'DEVICE_TYPES', 'CPU_ADVICE', 'POLICY_FIELDS', 'COST_KNOBS',
+           'RECORD_KNOBS', 'find_llm', 'find_encoder', 'questions_in', 'writable', 'unwritable', 'dataset_sizes',
+           'capped', 'environment_problems', 'device_problem', 'device_machine_problem', 'real_datasets',
+           'check_profile', 'machine_problems', 'policy_problems', 'engine_estimates', 'memory_problems', 'plan_lines',
            'estimate_seconds', 'estimate_line']
 
 # %% ../../nbs/15c_pipeline_preflight.ipynb #f6a7b8c9
@@ -64,7 +65,7 @@ def questions_in(path: Path, dataset: str) -> int:
 def _cache_root() -> Path:
     "The cache root `core.cache_dir` would use (not created)."
     from rag_lib.core import project_root
-    if 'RAG_LIB_CACHE' in os.environ: return Path(os.environ['RAG_LIB_CACHE'])
+    if os.environ.get('RAG_LIB_CACHE'): return Path(os.environ['RAG_LIB_CACHE'])
     root = project_root()
     return root / '.cache' if root else Path.home() / '.cache' / 'rag_lib'
 
@@ -109,6 +110,47 @@ def capped(sizes: dict) -> list[str]:
     return [f"{knob}={s['asked']}: {d} has {s['available']} questions, so {s['used']} are used "
             f"(the manifest records it)" for knob, by in sizes.items() for d, s in by.items() if s['used'] < s['asked']]
 
+# %% ../../nbs/15c_pipeline_preflight.ipynb #d215c104
+ENV_FOLDERS = ('RAG_LIB_DATA', 'RAG_LIB_CACHE', 'RAG_LIB_ARTIFACTS')   # folders the chain reads
+
+def environment_problems() -> list[str]:
+    """One line per environment variable of rag_lib whose value cannot work (`RAG_LIB_THREADS` not a count, a folder
+    variable naming a file), naming it and the fix, and one per folder the run writes that takes no writes."""
+    from rag_lib.core.files import env_threads
+    out = []
+    try: env_threads()
+    except ValueError as e: out.append(str(e))
+    for var in ENV_FOLDERS:
+        if (v := os.environ.get(var)) and Path(v).exists() and not Path(v).is_dir():
+            out.append(f'{var}={v!r}: not a folder; fix: point it at a folder, or unset it')
+    return out or unwritable()
+
+DEVICE_TYPES = ('cpu', 'cuda', 'mps', 'xpu')   # what sentence-transformers computes on
+
+def device_problem(setting: str, name: str) -> str | None:
+    "Why device string `name` of profile field `setting` is no device to compute on (None: it is one), on any machine."
+    import torch
+    fix = f"fix: --set {setting}=cpu (or cuda, cuda:N, mps), or none for sentence-transformers' choice"
+    try: d = torch.device(name)
+    except (RuntimeError, ValueError, TypeError): return f'{setting}: {name!r} is not a torch device; {fix}'
+    if d.type not in DEVICE_TYPES: return f'{setting}: {name!r} is a {d.type} device, which computes nothing; {fix}'
+    return None
+
+def device_machine_problem(setting: str, name: str) -> str | None:
+    "What this machine lacks for device `name` (valid by `device_problem`) of profile field `setting`; None: nothing."
+    import torch
+    d, fix = torch.device(name), f'fix: --set {setting}=cpu, or run on a machine that has it'
+    if d.type == 'cuda':
+        n = _gpu_count()
+        if n == 0: return f'{setting}: {name!r} needs a CUDA GPU, and torch sees none; {fix}'
+        if d.index is not None and d.index >= n:
+            return f'{setting}: {name!r}: torch sees {n} GPU(s), cuda:0 to cuda:{n - 1}; {fix}'
+    if d.type == 'mps' and not torch.backends.mps.is_available():
+        return f"{setting}: {name!r}: this machine has no Apple GPU (mps); {fix}"
+    if d.type == 'xpu' and not (hasattr(torch, 'xpu') and torch.xpu.is_available()):
+        return f'{setting}: {name!r}: torch sees no Intel GPU (xpu); {fix}'
+    return None
+
 # %% ../../nbs/15c_pipeline_preflight.ipynb #a7b8c9d0
 def real_datasets(prof: Profile) -> list[str]:
     "The real (on-disk) datasets profile `prof` uses: its `datasets` and the bridge study's, in order."
@@ -121,6 +163,7 @@ def check_profile(prof: Profile,
     "Everything profile `prof` needs that is not here (offline, no loading): one line per problem, setting and fix."
     from rag_lib.corpus import REAL_FILES
     from rag_lib.methods import AGENTS
+    if early := environment_problems(): return early   # first: the checks below keep file digests in the cache folder
     problems = []
     for d in real_datasets(prof):
         path, setting = data_dir() / REAL_FILES[d], 'datasets' if d in prof.datasets else 'bridge_dataset'
@@ -161,11 +204,13 @@ def check_profile(prof: Profile,
         problems.append(f"data_parallel_size: {prof.data_parallel_size} replicas need one vLLM process each, "
                         f"and the vLLM backend runs one in this process; fix: --set data_parallel_size=1 "
                         f"(tensor_parallel_size spreads one model over several GPUs)")
+    if prof.encoder_device is not None and (bad := device_problem('encoder_device', prof.encoder_device)):
+        problems.append(bad)
     if machine: problems += machine_problems(prof)
-    return problems + unwritable()
+    return problems
 
 def machine_problems(prof: Profile) -> list[str]:
-    "What this machine lacks for profile `prof`'s LLM backend (vllm installed, GPUs visible)."
+    "What this machine lacks for profile `prof`'s LLM backend (vllm installed, GPUs visible) and encoder device."
     problems = []
     if prof.llm_backend == 'vllm':
         if importlib.util.find_spec('vllm') is None:
@@ -179,6 +224,9 @@ def machine_problems(prof: Profile) -> list[str]:
                                 f"data_parallel_size={prof.data_parallel_size} needs {need} GPU(s), {have} visible; "
                                 f"fix: lower them, or --profile cpu ({CPU_ADVICE})")
             problems += memory_problems(prof)
+    dev = prof.encoder_device
+    if dev is not None and device_problem('encoder_device', dev) is None:
+        if bad := device_machine_problem('encoder_device', dev): problems.append(bad)
     return problems
 
 # %% ../../nbs/15c_pipeline_preflight.ipynb #d1e2f3a5
@@ -218,6 +266,8 @@ def policy_problems(prof: Profile) -> list[str]:
         if missing: out.append(f'rerank_dir: {len(missing)} of {len(want)} trained rerankers missing, e.g. '
                                f'{missing[0]}; fix: python -m rag_lib.rerank train (see {p}/NOTES.md), or run '
                                'without the rerank experiment: --set rerank_dir=none')
+        from rag_lib.rerank.swaps import damaged_rerankers
+        out += damaged_rerankers(prof)   # a reranker whose files do not match their seal: one line each, naming it
         if (f := profile_path(prof.rerank_rule_labels)) is not None and not f.is_file():
             out.append(f'rerank_rule_labels: no label file {f}; fix: python -m rag_lib.rerank labels --agent rule '
                        f'(see {p}/NOTES.md), or run without it: --set rerank_rule_labels=none')

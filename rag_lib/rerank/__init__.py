@@ -12,7 +12,7 @@ __all__ = ['LABEL_FIELDS', 'LABEL_SOURCES', 'source_fields', 'RerankLabel', 'use
            'DocEmbeddings', 'ranking_rows', 'outcome_rows', 'paired_table', 'ROUND2', 'LLM_AGENTS', 'reranker_folder',
            'reranker_name', 'swap_sources', 'check_rerankers', 'SwapSetup', 'swap_setup', 'take_from_record',
            'put_in_record', 'record_index', 'address_parts', 'address_diff', 'record_mismatch', 'agent_profile',
-           'swap_agents', 'swap_outcomes', 'swap_addresses', 'swap_profile']
+           'swap_agents', 'swap_outcomes', 'swap_addresses', 'swap_profile', 'reranker_problem', 'damaged_rerankers']
 
 # %% ../../nbs/17_rerank.ipynb #a5c0627a
 from .labels import LABEL_FIELDS, LABEL_SOURCES, source_fields, RerankLabel, used_documents
@@ -21,7 +21,7 @@ from .labels import label_summary
 from .model import RerankerConfig, RerankTrainConfig, DualReranker, RERANKER_FILE, WEIGHTS_FILE
 from .model import trained_state, save_reranker, is_reranker_folder, reranker_fingerprint
 from .model import reranker_config, load_reranker, ranknet_loss, split_holdout, pair_accuracy
-from .model import train_reranker
+from .model import train_reranker, reranker_problem
 from .data import LABEL_AGENTS, check_label_worlds, label_profile, make_labels, write_labels
 from .data import read_labels
 from .evaluate import SWAP_VERSION, ParagraphScorer, SwappedRetrieval, DocEmbeddings, ranking_rows
@@ -29,7 +29,7 @@ from .evaluate import outcome_rows, paired_table
 from .swaps import ROUND2, LLM_AGENTS, reranker_folder, reranker_name, swap_sources, check_rerankers
 from .swaps import SwapSetup, swap_setup, take_from_record, put_in_record, record_index
 from .swaps import address_parts, address_diff, record_mismatch, agent_profile, swap_agents
-from .swaps import swap_outcomes, swap_addresses, swap_profile
+from .swaps import swap_outcomes, swap_addresses, swap_profile, damaged_rerankers
 _all_ = ['LABEL_FIELDS', 'LABEL_SOURCES', 'source_fields', 'RerankLabel', 'used_documents', 'label_rows', 'step_key',
          'take_budget', 'StepGroup', 'step_groups', 'within_step_pairs', 'label_summary', 'RerankerConfig',
          'RerankTrainConfig', 'DualReranker', 'RERANKER_FILE', 'WEIGHTS_FILE', 'trained_state', 'save_reranker',
@@ -39,4 +39,5 @@ _all_ = ['LABEL_FIELDS', 'LABEL_SOURCES', 'source_fields', 'RerankLabel', 'used_
          'DocEmbeddings', 'ranking_rows', 'outcome_rows', 'paired_table', 'ROUND2', 'LLM_AGENTS', 'reranker_folder',
          'reranker_name', 'swap_sources', 'check_rerankers', 'SwapSetup', 'swap_setup', 'take_from_record',
          'put_in_record', 'record_index', 'address_parts', 'address_diff', 'record_mismatch',
-         'agent_profile', 'swap_agents', 'swap_outcomes', 'swap_addresses', 'swap_profile']
+         'agent_profile', 'swap_agents', 'swap_outcomes', 'swap_addresses', 'swap_profile', 'reranker_problem',
+         'damaged_rerankers']

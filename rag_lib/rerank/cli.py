@@ -8,12 +8,12 @@ import argparse, dataclasses, json, sys
 from pathlib import Path
 from typing import Sequence
 
-from ..core import file_sha256, get_profile, to_jsonable
+from ..core import FolderLocked, file_sha256, folder_lock, get_profile, to_jsonable
 from ..core.profile import CliParser
 from .data import LABEL_AGENTS, check_label_worlds, make_labels, read_labels, write_labels
 from .labels import LABEL_SOURCES, step_groups, take_budget
 from .model import (RERANKER_FILE, RerankerConfig, RerankTrainConfig, DualReranker, is_reranker_folder,
-                                  save_reranker, train_reranker)
+                                  reranker_problem, save_reranker, train_reranker)
 from .swaps import LLM_AGENTS
 
 # %% auto #0
@@ -79,6 +79,8 @@ def run_train(a) -> list[Path]:
     sources = list(LABEL_SOURCES) if a.sources == ['all'] else a.sources
     bad = [s for s in sources if s not in LABEL_SOURCES]
     if bad: raise ValueError(f'--sources {bad[0]}: not one of {list(LABEL_SOURCES)}')
+    if bad := [k for k in a.seeds if k < 0]: raise ValueError(f'--seeds {bad[0]}: must be >= 0')
+    if a.budget < 1: raise ValueError(f'--budget {a.budget}: must be >= 1')
     over = train_overrides(a.set)
     rows = [r for f in a.labels for r in read_labels(f) if r.agent == a.agent]
     if not rows: raise ValueError(f'{a.labels}: no label rows of agent {a.agent!r}')
@@ -87,16 +89,19 @@ def run_train(a) -> list[Path]:
     labels = {'files': [str(f) for f in a.labels], 'sha256': [file_sha256(f) for f in a.labels], 'agent': a.agent,
               'budget': a.budget, 'observations': len(kept), 'steps': len(groups),
               'questions': len({g.key[:4] for g in groups}), 'worlds': sorted({r.world for r in kept})}
+    configs = [RerankTrainConfig(source=source, seed=seed, **over) for source in sources for seed in a.seeds]
     out, model_cfg = [], RerankerConfig()
-    for source in sources:
-        for seed in a.seeds:
-            cfg = RerankTrainConfig(source=source, seed=seed, **over)
-            folder = Path(a.out) / f'{a.agent}-{source}-s{seed}'
+    with folder_lock(a.out):
+        for cfg in configs:
+            folder = Path(a.out) / f'{a.agent}-{cfg.source}-s{cfg.seed}'
             meta = {'train': to_jsonable(cfg), 'labels': labels}
-            done = folder / RERANKER_FILE
-            if done.is_file() and all(json.loads(done.read_text()).get(k) == v for k, v in meta.items()):
-                print(f'{folder}: already trained', file=sys.stderr); out.append(folder); continue
-            model = DualReranker.from_base(model_cfg, name=f'{a.agent}-{source}-s{seed}', seed=seed)
+            if (folder / RERANKER_FILE).is_file():
+                why = reranker_problem(folder)   # its files against their seal: the marker alone proves nothing
+                if why is None and all(json.loads((folder / RERANKER_FILE).read_text()).get(k) == v
+                                       for k, v in meta.items()):
+                    print(f'{folder}: already trained', file=sys.stderr); out.append(folder); continue
+                if why is not None: print(f'{folder}: {why}; training it again', file=sys.stderr)
+            model = DualReranker.from_base(model_cfg, name=f'{a.agent}-{cfg.source}-s{cfg.seed}', seed=cfg.seed)
             log = train_reranker(model, groups, cfg)
             out.append(save_reranker(model, folder, {**meta, 'log': log}))
             print(f'{folder}: held-out pair accuracy {log[-1]["heldout_pair_acc"]:.3f}', file=sys.stderr)
@@ -115,26 +120,29 @@ def run_evaluate(a) -> Path:
     if not 1 <= n_q <= prof.rerank_questions:
         raise ValueError(f"--questions {n_q}: must be from 1 to the profile's rerank_questions "
                          f'({prof.rerank_questions})')
-    study = Study(swap_profile(prof))   # the LLM agents compute as the record is kept (rerank_llm_compute)
-    setup = swap_setup(study)
-    addresses = {}   # each file's content address in parts, so that a run that matches none can be told why
-    for agent in a.agents:
-        backend = study.backend_of(agent)
-        rows, n = swap_outcomes(agent, backend, prof, setup, n_q, prof.rerank_llm_seeds, out, save=True)
-        addresses.update(swap_addresses(agent, backend, prof, setup, prof.rerank_llm_seeds))
-        f1 = sum(r['f1'] for r in rows) / max(len(rows), 1)
-        print(f"{agent}: {n['trajectories']} trajectories ({n['run']} run now, {n['from_record']} read from the "
-              f'record), mean F1 {f1:.3f}', file=sys.stderr)
-    cmd = f"python -m rag_lib.rerank evaluate --profile {a.profile} --agents {' '.join(a.agents)} --questions {n_q}"
-    return record_index(out, addresses, command=cmd, rerank_dir=prof.rerank_dir, seeds=prof.rerank_llm_seeds)
+    with folder_lock(out):   # the record's files are merged and rewritten: one writer at a time
+        study = Study(swap_profile(prof))   # the LLM agents compute as the record is kept (rerank_llm_compute)
+        setup = swap_setup(study)
+        addresses = {}   # each file's content address in parts, so that a run that matches none can be told why
+        for agent in a.agents:
+            backend = study.backend_of(agent)
+            rows, n = swap_outcomes(agent, backend, prof, setup, n_q, prof.rerank_llm_seeds, out, save=True)
+            addresses.update(swap_addresses(agent, backend, prof, setup, prof.rerank_llm_seeds))
+            f1 = sum(r['f1'] for r in rows) / max(len(rows), 1)
+            print(f"{agent}: {n['trajectories']} trajectories ({n['run']} run now, {n['from_record']} read from the "
+                  f'record), mean F1 {f1:.3f}', file=sys.stderr)
+        cmd = (f"python -m rag_lib.rerank evaluate --profile {a.profile} --agents {' '.join(a.agents)} "
+               f'--questions {n_q}')
+        return record_index(out, addresses, command=cmd, rerank_dir=prof.rerank_dir, seeds=prof.rerank_llm_seeds)
 
 COMMANDS = {'labels': run_labels, 'train': run_train, 'evaluate': run_evaluate}
 
 def main(argv: Sequence[str] | None = None) -> int:
-    "Run the command line; a bad option or input is one line on stderr and exit status 2."
+    """Run the command line; a bad option or input, or an output folder another run is writing, is one line on stderr
+    and exit status 2."""
     try:
         a = parser().parse_args(argv)
         COMMANDS[a.command](a)
-    except (ValueError, FileNotFoundError) as e:
+    except (ValueError, FileNotFoundError, FolderLocked) as e:
         print(f'python -m rag_lib.rerank: {e}', file=sys.stderr); return 2
     return 0

@@ -83,9 +83,12 @@ def read_labels(path: str | Path) -> list[RerankLabel]:
     path = Path(path)
     if not path.is_file(): raise FileNotFoundError(f'{path}: no such label file (python -m rag_lib.rerank labels ...)')
     out = []
-    for i, line in enumerate(path.read_text().splitlines(), 1):
+    for i, raw in enumerate(path.read_bytes().splitlines(), 1):
+        try: line = raw.decode('utf-8')
+        except UnicodeDecodeError as e: raise ValueError(f'{path} line {i}: not UTF-8 (byte {e.start})') from None
         if not line.strip(): continue
         try: d = json.loads(line)
-        except json.JSONDecodeError as e: raise ValueError(f'{path}:{i}: not JSON ({e.msg})') from None
-        out.append(RerankLabel.from_json(d, f'{path}:{i}'))
+        except json.JSONDecodeError as e: raise ValueError(f'{path} line {i}: not JSON ({e.msg})') from None
+        if not isinstance(d, dict): raise ValueError(f'{path} line {i}: not a label row (a JSON object)')
+        out.append(RerankLabel.from_json(d, f'{path} line {i}'))
     return out

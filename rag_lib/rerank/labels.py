@@ -65,7 +65,14 @@ class RerankLabel:
         if set(d) != names:
             raise ValueError(f'{where or "label row"}: fields {sorted(names - set(d))} missing, '
                              f'{sorted(set(d) - names)} unknown')
+        for f in dataclasses.fields(cls):   # each value of its field's type (an int is a number; a bool only a bool)
+            v, (types, what) = d[f.name], _FIELD_TYPES[f.type]
+            if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
+                raise ValueError(f'{where or "label row"}: field {f.name}: {v!r} is not {what}')
         return cls(**d)
+
+_FIELD_TYPES = {'str': ((str,), 'a string'), 'int': ((int,), 'an integer'), 'bool': ((bool,), 'true or false'),
+                'int | None': ((int, type(None)), 'an integer or null'), 'float': ((int, float), 'a number')}
 
 # %% ../../nbs/17a_rerank_labels.ipynb #b26f15ec
 def used_documents(bases: Sequence[Trajectory],  # base trajectories of one or more agents

@@ -11,13 +11,14 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..core import atomic_write_text, stable_hash, to_jsonable
+from ..core import COMPLETE, atomic_write_text, check_weights, seal_dir, stable_hash, to_jsonable
+from ..core import weights_problem
 from .labels import StepGroup, source_fields, within_step_pairs
 
 # %% auto #0
 __all__ = ['RERANKER_FILE', 'WEIGHTS_FILE', 'RerankerConfig', 'RerankTrainConfig', 'DualReranker', 'trained_state',
-           'save_reranker', 'is_reranker_folder', 'reranker_fingerprint', 'reranker_config', 'load_reranker',
-           'ranknet_loss', 'split_holdout', 'pair_accuracy', 'train_reranker']
+           'save_reranker', 'reranker_problem', 'is_reranker_folder', 'reranker_fingerprint', 'reranker_config',
+           'load_reranker', 'ranknet_loss', 'split_holdout', 'pair_accuracy', 'train_reranker']
 
 # %% ../../nbs/17b_rerank_model.ipynb #79b06d4f
 @dataclass(frozen=True)
@@ -149,13 +150,23 @@ def trained_state(model: DualReranker) -> dict:
     return state
 
 def save_reranker(model: DualReranker, folder: str | Path, meta: dict) -> Path:
-    "Write `model`'s trained tensors and `meta` (train config, label provenance, log summary) to `folder`."
+    """Write `model`'s trained tensors and `meta` (train config, label provenance, log summary) to `folder`, sealed
+    last (`core.seal_dir`): a folder whose writing was cut short has no valid seal."""
     from safetensors.torch import save_file
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    (folder / COMPLETE).unlink(missing_ok=True)
     save_file(trained_state(model), str(folder / WEIGHTS_FILE))
     atomic_write_text(folder / RERANKER_FILE, json.dumps(to_jsonable(
         {'kind': 'dual', 'name': model.name, 'config': model.config, **meta}), indent=1, sort_keys=True) + '\n')
+    seal_dir(folder)
     return folder
+
+def reranker_problem(folder: str | Path) -> str | None:
+    "What keeps `folder` from being a trained reranker whose files match their seal (None: it is one); no loading."
+    folder = Path(folder)
+    for n in (RERANKER_FILE, WEIGHTS_FILE):
+        if not (folder / n).is_file(): return f'no {n}; not a trained reranker folder'
+    return weights_problem(folder)
 
 def is_reranker_folder(path) -> bool:
     "Whether `path` is a folder written by `save_reranker`."
@@ -173,12 +184,13 @@ def reranker_config(meta: dict, where: str | Path = 'reranker.json') -> Reranker
 
 def load_reranker(folder: str | Path, doc_encoder=None, encoder=None, tokenizer=None) -> DualReranker:
     """The reranker saved in `folder` (its base from `config.base`, or the `encoder` and `tokenizer` given); a folder
-    without its files or with weights of another shape is an error naming it."""
+    without its files, with files that do not match its seal or with weights of another shape is an error naming it."""
     from safetensors.torch import load_file
     from peft import set_peft_model_state_dict
     folder = Path(folder)
     for n in (RERANKER_FILE, WEIGHTS_FILE):
         if not (folder / n).is_file(): raise FileNotFoundError(f'{folder}: no {n}; not a trained reranker folder')
+    check_weights(folder, 'reranker')   # against its seal, before any tensor is read
     meta = json.loads((folder / RERANKER_FILE).read_text())
     cfg = reranker_config(meta, folder / RERANKER_FILE)
     if encoder is None: model = DualReranker.from_base(cfg, doc_encoder, name=meta.get('name', folder.name))

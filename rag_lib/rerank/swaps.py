@@ -13,12 +13,13 @@ from ..agents import cache_log, fingerprint_modules, load_trajectories, module_s
 from ..agents import save_trajectories
 from ..core import Profile, atomic_write_text, file_sha256, profile_path, stable_hash, to_jsonable, write_sealed
 from .evaluate import DocEmbeddings, SwappedRetrieval, outcome_rows
-from .model import RERANKER_FILE, load_reranker
+from .model import RERANKER_FILE, load_reranker, reranker_problem
 
 # %% auto #0
-__all__ = ['ROUND2', 'LLM_AGENTS', 'reranker_folder', 'reranker_name', 'swap_sources', 'check_rerankers', 'SwapSetup',
-           'swap_setup', 'take_from_record', 'put_in_record', 'record_index', 'address_parts', 'address_diff',
-           'record_mismatch', 'swap_profile', 'agent_profile', 'swap_agents', 'swap_outcomes', 'swap_addresses']
+__all__ = ['ROUND2', 'LLM_AGENTS', 'reranker_folder', 'reranker_name', 'swap_sources', 'check_rerankers', 'damaged_rerankers',
+           'SwapSetup', 'swap_setup', 'take_from_record', 'put_in_record', 'record_index', 'address_parts',
+           'address_diff', 'record_mismatch', 'swap_profile', 'agent_profile', 'swap_agents', 'swap_outcomes',
+           'swap_addresses']
 
 # %% ../../nbs/17g_rerank_swaps.ipynb #fac6eefc
 ROUND2 = 'ctu (round 2)'   # the relabelled CTU rerankers (rerank_dir/round2), compared as one more source
@@ -50,6 +51,22 @@ def check_rerankers(prof: Profile, sources: Sequence[str]) -> Path:
         raise FileNotFoundError(f'{len(missing)} trained rerankers missing, e.g. {missing[0]}; train them with '
                                 f'python -m rag_lib.rerank train (see {root}/NOTES.md)')
     return root
+
+# %% ../../nbs/17g_rerank_swaps.ipynb #98b3ac58
+def damaged_rerankers(prof: Profile, sources: Sequence[str] | None = None) -> list[str]:
+    """One line per trained reranker of `prof` (label `sources`, default `swap_sources`; seeds below `rerank_seeds`)
+    whose files do not match their seal, naming the file and the fix (a missing folder is `check_rerankers`' to say)."""
+    root = profile_path(prof.rerank_dir)
+    if root is None: return []
+    out = []
+    for s in swap_sources(prof) if sources is None else sources:
+        for k in range(prof.rerank_seeds):
+            f = reranker_folder(root, s, k)
+            if (f / RERANKER_FILE).is_file() and (why := reranker_problem(f)) is not None:
+                out.append(f'rerank_dir: the reranker {f} does not match its record: {why}; fix: restore it '
+                           f'(git checkout -- {f}), or train it again (python -m rag_lib.rerank train, see '
+                           f'{root}/NOTES.md), or run without the rerank experiment: --set rerank_dir=none')
+    return out
 
 # %% ../../nbs/17g_rerank_swaps.ipynb #ec7eebe6
 @dataclass

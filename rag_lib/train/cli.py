@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Sequence
 
 from .config import GRPOConfig, SFTConfig, apply_overrides, help_fields
-from .loop import latest_checkpoint, run_conflict, train_grpo
+from .loop import RunRefused, checkpoint_problem, latest_checkpoint, run_conflict, train_grpo
 from .sft import train_sft
-from ..core import COMPUTE_DTYPES, data_dir
+from ..core import COMPUTE_DTYPES, FolderLocked, data_dir
+from ..core.files import env_threads
 from ..core.profile import CliParser, check_name, load_mapping, parse_sets
 from .evaluate import EVAL_AGENTS, METRICS, adapter_dir, run_eval
 from .reader import run_reader_eval
@@ -83,6 +84,8 @@ def stage_config(a):
         raise ValueError(f'--set init_adapter={adapter}: no LoRA adapter there (no adapter_config.json)')
     if Path(a.out).exists() and not Path(a.out).is_dir(): raise ValueError(f'--out {a.out}: not a folder')
     if why := run_conflict(Path(a.out), cfg.resolved(), a.stage): raise ValueError(f'--out {why}')
+    if (ckpt := latest_checkpoint(a.out)) is not None and (why := checkpoint_problem(ckpt)) is not None:
+        raise ValueError(why)   # the checkpoint a resumed run would start from
     return cfg
 
 def _run(a, cfg) -> int:
@@ -123,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         a = parser().parse_args(argv)
+        env_threads()   # $RAG_LIB_THREADS, read when the model loads: one line now, not a traceback then
         cfg = check_eval(a) if a.stage == 'eval' else stage_config(a)
     except (ValueError, FileNotFoundError) as e:
         print(f'python -m rag_lib.train: {e}', file=sys.stderr); return 2
@@ -130,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print('python -m rag_lib.train: interrupted during its checks; nothing was written', file=sys.stderr)
         return 130
     try: return _run(a, cfg)
+    except (RunRefused, FolderLocked) as e:   # a damaged file of the run folder, or another run writing it: the fix
+        print(f'python -m rag_lib.train: {e}', file=sys.stderr); return 2
     except KeyboardInterrupt:
         print(f'python -m rag_lib.train: interrupted; {kept(a)}; resume: python -m rag_lib.train {shlex.join(argv)}',
               file=sys.stderr)

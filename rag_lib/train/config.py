@@ -4,7 +4,7 @@
 
 # %% ../../nbs/13b_train_config.ipynb #f1365496
 from __future__ import annotations
-import dataclasses, typing
+import dataclasses, math, typing
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -29,8 +29,26 @@ def _positive(obj, *names):
         v = getattr(obj, n)
         if v is not None and not v > 0: raise ValueError(f'{type(obj).__name__}.{n} must be > 0, not {v!r}')
 
+def _finite(obj):
+    """Raise ValueError naming the first number of dataclass `obj` (its nested configs and lists included) that is
+    NaN or infinite: NaN passes every range check below (`nan > 0` and `nan < 0` are both false)."""
+    for f in dataclasses.fields(obj):
+        v = getattr(obj, f.name)
+        if dataclasses.is_dataclass(v): _finite(v)
+        elif any(isinstance(x, float) and not math.isfinite(x) for x in (v if isinstance(v, tuple) else (v,))):
+            raise ValueError(f'{type(obj).__name__}.{f.name} must be a finite number, not {v!r}')
+
+def _once(c, *names):
+    "Raise ValueError naming the first list field of `c` among `names` that lists an item twice."
+    for n in names:
+        v = getattr(c, n)
+        if twice := [x for i, x in enumerate(v) if x in v[:i]]:
+            raise ValueError(f'{type(c).__name__}.{n} lists {twice[0]!r} twice, in {v!r}')
+
 def _check_policy_fields(c):
     "Checks shared by both stage configs."
+    _finite(c)
+    _once(c, 'lora_targets', 'train_worlds')
     _positive(c, 'lr', 'micro_batch', 'checkpoint_every', 'max_turns', 'lora_rank', 'lora_alpha', 'lora_layers',
               'threads', 'grad_clip', 'bf16_min_rows')
     if c.compute_dtype not in COMPUTE_DTYPES:
@@ -205,6 +223,7 @@ class SFTConfig(StageConfig):
             raise ValueError(f'SFTConfig.agent must be one of {SFT_AGENTS}, not {self.agent!r}')
         if not self.reader_cases or set(self.reader_cases) - set(READER_CASES):
             raise ValueError(f'SFTConfig.reader_cases must be some of {READER_CASES}, not {self.reader_cases!r}')
+        _once(self, 'reader_cases')
         if self.dagger_questions < 0:
             raise ValueError(f'SFTConfig.dagger_questions must be >= 0, not {self.dagger_questions}')
         if self.dagger_questions and (self.init_adapter is None or self.agent != 'grasp'):

@@ -12,20 +12,21 @@ import numpy as np
 import torch
 
 from ..core import append_jsonl, atomic_write_text, dir_problem, read_jsonl, seal_dir, set_threads, stable_hash
-from ..core import file_sha256, to_jsonable, write_jsonl
+from ..core import file_sha256, folder_lock, to_jsonable, write_jsonl
 from ..data import Question
 from ..metrics import exact_match
 from ..agents import GraspAgent, GraspConfig, Runner, Sampling, Trajectory
 from ..reward import RewardConfig, trajectory_reward
 from ..grpo import group_advantages, grpo_loss, token_logprobs
 from .config import GRPOConfig, config_to_dict
-from .policy import Policy, policy_for
+from .policy import Policy, policy_for, stable_adapter_config
 from .batches import logit_rows, micro_batches, sequence_logprobs, swapped, training_sequence
 
 # %% auto #0
 __all__ = ['ADDITIVE', 'PER_TOKEN', 'EXTENDABLE', 'lr_at', 'make_optimizer', 'optimizer_step', 'grpo_update', 'world_data',
-           'step_questions', 'step_seed', 'grasp_agent', 'rollouts', 'score', 'save_checkpoint', 'load_checkpoint',
-           'latest_checkpoint', 'cut_log', 'has_work', 'run_conflict', 'start_run', 'reward_config', 'train_grpo']
+           'step_questions', 'step_seed', 'grasp_agent', 'rollouts', 'score', 'RunRefused', 'save_checkpoint',
+           'load_checkpoint', 'checkpoint_problem', 'latest_checkpoint', 'cut_log', 'has_work', 'run_conflict',
+           'start_run', 'reward_config', 'train_grpo']
 
 # %% ../../nbs/13e_train_loop.ipynb #dc8b6cf6
 # normalized by the whole update's counts: summed over micro-batches
@@ -142,6 +143,9 @@ def score(trajs: Sequence[Trajectory], questions: Sequence[Question], corpus, re
     return rewards, adv.float()
 
 # %% ../../nbs/13e_train_loop.ipynb #73d9bdeb
+class RunRefused(ValueError):
+    "What a run folder holds cannot be gone on from (damaged, edited, of another setting): one line with its fix."
+
 def save_checkpoint(path: str | Path, policy: Policy, opt: torch.optim.Optimizer, step: int, config: dict,
                     log: str | Path | None = None,  # the run's log, whose records so far the checkpoint seals
                    ) -> Path:
@@ -164,7 +168,7 @@ def save_checkpoint(path: str | Path, policy: Policy, opt: torch.optim.Optimizer
              'log_sha256': file_sha256(log) if log is not None and Path(log).exists() else None}
     atomic_write_text(tmp / 'state.json', json.dumps(to_jsonable(state),
                                                       indent=1, sort_keys=True))
-    if policy.is_lora: policy.module.save_pretrained(tmp / 'adapter')
+    if policy.is_lora: policy.module.save_pretrained(tmp / 'adapter'); stable_adapter_config(tmp / 'adapter')
     seal_dir(tmp)                                     # SHA-256 of every file, checked by `load_checkpoint`
     if path.exists(): shutil.rmtree(path)
     os.replace(tmp, path)
@@ -174,14 +178,12 @@ def load_checkpoint(path: str | Path, policy: Policy, opt: torch.optim.Optimizer
     "Restore weights and optimizer state from checkpoint folder `path`; its `state.json` record."
     from safetensors.torch import load_file
     path = Path(path)
-    if (problem := dir_problem(path)) is not None:
-        raise ValueError(f'checkpoint {path}: {problem}; it is not used. Fix: delete {path} '
-                         '(the run resumes from the checkpoint before it, or from the start)')
+    if (problem := checkpoint_problem(path)) is not None: raise RunRefused(problem)
     state = json.loads((path / 'state.json').read_text())
     weights, moments = load_file(path / 'trainable.safetensors'), load_file(path / 'optimizer.safetensors')
     params = policy.trainable()
     if set(weights) != set(params):
-        raise ValueError(f'{path}: its weights are not this policy\'s trainable parameters '
+        raise RunRefused(f'{path}: its weights are not this policy\'s trainable parameters '
                          f'(e.g. {sorted(set(weights) ^ set(params))[0]!r}); '
                          'was it written with another model or LoRA setting?')
     with torch.no_grad():
@@ -194,6 +196,12 @@ def load_checkpoint(path: str | Path, policy: Policy, opt: torch.optim.Optimizer
     for g, saved in zip(opt.param_groups, state['optimizer']['param_groups']):
         g.update({k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()})
     return state
+
+def checkpoint_problem(path: str | Path) -> str | None:
+    "Why checkpoint folder `path` is not used (its files do not match its seal), with the fix; None when it is whole."
+    if (problem := dir_problem(path)) is None: return None
+    return (f'checkpoint {path}: {problem}; it is not used. Fix: delete {path} '
+            '(the run resumes from the checkpoint before it, or from the start)')
 
 def latest_checkpoint(out: str | Path) -> Path | None:
     "The checkpoint folder of `out` with the most completed steps (None if there is none)."
@@ -211,7 +219,7 @@ def cut_log(path: str | Path, step: int, key: str = 'step',
         write_jsonl(path, keep)
     want = (state or {}).get('log_sha256')
     if want is not None and (file_sha256(path) if Path(path).exists() else None) != want:
-        raise ValueError(f'{path}: its first {step} record(s) do not match the SHA-256 their checkpoint (step {step}) '
+        raise RunRefused(f'{path}: its first {step} record(s) do not match the SHA-256 their checkpoint (step {step}) '
                          f'recorded: edited or damaged. Fix: delete {Path(path).parent} to train the run again')
     return len(recs) - len(keep)
 
@@ -263,7 +271,7 @@ def start_run(out: Path, cfg, stage: str) -> None:
     rec, f, grow = _record(cfg, stage), out / 'config.json', EXTENDABLE.get(stage)
     old = _old_record(f, cfg) if f.exists() else None
     if old is not None and not _same(old, rec, stage):   # no work (else run_conflict): begin afresh
-        for n in ('reference.safetensors', 'teacher.json', 'teacher.jsonl', 'log.jsonl'):
+        for n in ('reference.safetensors', 'reference.json', 'teacher.json', 'teacher.jsonl', 'log.jsonl'):
             (out / n).unlink(missing_ok=True)
         old = None
     if old is None:
@@ -273,12 +281,17 @@ def start_run(out: Path, cfg, stage: str) -> None:
         atomic_write_text(f, json.dumps(rec, indent=1, sort_keys=True))
 
 def _reference(out: Path, policy: Policy) -> dict[str, torch.Tensor]:
-    "The reference weights: saved by the run's first start, read back by every later one."
+    """The reference weights: saved by the run's first start with their SHA-256 (`reference.json`), read back by
+    every later one once they match it."""
     from safetensors.torch import load_file, save_file
-    f = out / 'reference.safetensors'
+    f, rec = out / 'reference.safetensors', out / 'reference.json'
     if not f.exists():
         save_file({n: p.detach().contiguous() for n, p in policy.trainable().items()}, out / '.reference.tmp')
+        atomic_write_text(rec, json.dumps({'sha256': file_sha256(out / '.reference.tmp')}))
         os.replace(out / '.reference.tmp', f)
+    elif rec.exists() and file_sha256(f) != json.loads(rec.read_text())['sha256']:   # without a record: an older run
+        raise RunRefused(f'{f}: does not match the SHA-256 in {rec}; it is not used. Fix: delete both (the run '
+                         'writes them again from its initial weights when it starts)')
     return load_file(f)
 
 def _mean(rows, k): return float(np.mean([r[k] for r in rows])) if rows else 0.0
@@ -294,48 +307,54 @@ def train_grpo(cfg: GRPOConfig, out: str | Path,
                data: tuple | None = None,
                stop_after: int | None = None,  # stop once this many steps are done (as if killed after that checkpoint)
                progress: bool = True) -> Path:
-    "Run (or resume) GRPO into folder `out`; returns `out`."
+    """Run (or resume) GRPO into folder `out`, holding it while it runs (`core.folder_lock`: a second run on it stops
+    at once); returns `out`."""
     cfg, out = cfg.resolved(), Path(out)
-    start_run(out, cfg, 'grpo')
-    set_threads(cfg.threads)
-    questions, retrieval = data or world_data(cfg.train_worlds, cfg.world_questions)
-    policy = (policy or policy_for(cfg)).set_compute(cfg.compute_dtype, cfg.bf16_min_rows)
-    ref = _reference(out, policy) if cfg.loss.kl_coef > 0 else None
-    opt = make_optimizer(policy, cfg)
-    ckpt = latest_checkpoint(out)
-    state = None if ckpt is None else load_checkpoint(ckpt, policy, opt)
-    start = 0 if state is None else state['step']
-    cut_log(out / 'log.jsonl', start, state=state)
-    backend = policy.backend(cfg.threads)
-    agent, reward_cfg = grasp_agent(backend, retrieval, cfg.max_turns), reward_config(cfg)
-    for step in range(start, cfg.steps):
-        if stop_after is not None and step >= stop_after: break
-        qs = step_questions(questions, step, cfg.prompts_per_step, cfg.seed)
-        t0 = time.perf_counter()
-        sampling = Sampling(cfg.temperature, cfg.top_p, step_seed(cfg.seed, step))
-        trajs = rollouts(agent, backend, qs, cfg.group_size, sampling, cfg.max_live)
-        t1 = time.perf_counter()
-        rewards, adv = score(trajs, qs, retrieval.corpus, reward_cfg, cfg.loss.adv_eps, cfg.loss.norm_adv_by_std)
-        totals = torch.tensor([r['total'] for r in rewards]).view(len(qs), cfg.group_size)    # (P, G)
-        varied = totals.std(1) > 0                                                            # per group
-        spread = varied.repeat_interleave(cfg.group_size)                                     # per trajectory
-        use = [i for i in range(len(trajs)) if spread[i] or not cfg.drop_flat_groups]
-        upd = grpo_update(policy, opt, [trajs[i] for i in use], adv[use], cfg, ref, step)
-        backend.clear_cache()                                          # the weights changed: no KV cache may survive
-        t2 = time.perf_counter()
-        rec = {'step': step, 'questions': [q.id for q in qs], 'reward': _mean(rewards, 'total'),
-               **{f'reward_{k}': _mean(rewards, k) for k in ('accuracy', 'grounded', 'complementary', 'efficiency')},
-               'em': _mean(rewards, 'em'), 'turns': float(np.mean([len(t.steps) for t in trajs])),
-               'groups_with_spread': int(varied.sum()), **upd,
-               'rollout_tokens': sum(len(s.output_ids) for t in trajs for s in t.steps),
-               'seconds_rollout': round(t1 - t0, 3), 'seconds_update': round(t2 - t1, 3)}
-        append_jsonl(out / 'log.jsonl', [rec])
-        if progress: print(f"step {step + 1}/{cfg.steps}: reward {rec['reward']:.3f} "
-                           f"(accuracy {rec['reward_accuracy']:.3f}), kl {rec['kl']:.2e}, "
-                           f"{rec['seconds_rollout']:.0f}s rollouts + {rec['seconds_update']:.0f}s update", flush=True)
-        if (step + 1) % cfg.checkpoint_every == 0 or step + 1 == cfg.steps:
-            save_checkpoint(out / 'checkpoints' / f'step-{step + 1:06d}', policy, opt, step + 1, config_to_dict(cfg),
-                            log=out / 'log.jsonl')
-    if (latest_checkpoint(out) or Path('none')).name == f'step-{cfg.steps:06d}':
-        policy.save(out / ('adapter' if policy.is_lora else 'model'))
-    return out
+    with folder_lock(out):
+        start_run(out, cfg, 'grpo')
+        if (ckpt := latest_checkpoint(out)) is not None and (why := checkpoint_problem(ckpt)) is not None:
+            raise RunRefused(why)   # before minutes of loading
+        set_threads(cfg.threads)
+        questions, retrieval = data or world_data(cfg.train_worlds, cfg.world_questions)
+        policy = (policy or policy_for(cfg)).set_compute(cfg.compute_dtype, cfg.bf16_min_rows)
+        ref = _reference(out, policy) if cfg.loss.kl_coef > 0 else None
+        opt = make_optimizer(policy, cfg)
+        ckpt = latest_checkpoint(out)
+        state = None if ckpt is None else load_checkpoint(ckpt, policy, opt)
+        start = 0 if state is None else state['step']
+        cut_log(out / 'log.jsonl', start, state=state)
+        backend = policy.backend(cfg.threads)
+        agent, reward_cfg = grasp_agent(backend, retrieval, cfg.max_turns), reward_config(cfg)
+        for step in range(start, cfg.steps):
+            if stop_after is not None and step >= stop_after: break
+            qs = step_questions(questions, step, cfg.prompts_per_step, cfg.seed)
+            t0 = time.perf_counter()
+            sampling = Sampling(cfg.temperature, cfg.top_p, step_seed(cfg.seed, step))
+            trajs = rollouts(agent, backend, qs, cfg.group_size, sampling, cfg.max_live)
+            t1 = time.perf_counter()
+            rewards, adv = score(trajs, qs, retrieval.corpus, reward_cfg, cfg.loss.adv_eps, cfg.loss.norm_adv_by_std)
+            totals = torch.tensor([r['total'] for r in rewards]).view(len(qs), cfg.group_size)    # (P, G)
+            varied = totals.std(1) > 0                                                            # per group
+            spread = varied.repeat_interleave(cfg.group_size)                                     # per trajectory
+            use = [i for i in range(len(trajs)) if spread[i] or not cfg.drop_flat_groups]
+            upd = grpo_update(policy, opt, [trajs[i] for i in use], adv[use], cfg, ref, step)
+            backend.clear_cache()                                      # the weights changed: no KV cache may survive
+            t2 = time.perf_counter()
+            rec = {'step': step, 'questions': [q.id for q in qs], 'reward': _mean(rewards, 'total'),
+                   **{f'reward_{k}': _mean(rewards, k)
+                      for k in ('accuracy', 'grounded', 'complementary', 'efficiency')},
+                   'em': _mean(rewards, 'em'), 'turns': float(np.mean([len(t.steps) for t in trajs])),
+                   'groups_with_spread': int(varied.sum()), **upd,
+                   'rollout_tokens': sum(len(s.output_ids) for t in trajs for s in t.steps),
+                   'seconds_rollout': round(t1 - t0, 3), 'seconds_update': round(t2 - t1, 3)}
+            append_jsonl(out / 'log.jsonl', [rec])
+            if progress: print(f"step {step + 1}/{cfg.steps}: reward {rec['reward']:.3f} "
+                               f"(accuracy {rec['reward_accuracy']:.3f}), kl {rec['kl']:.2e}, "
+                               f"{rec['seconds_rollout']:.0f}s rollouts + {rec['seconds_update']:.0f}s update",
+                               flush=True)
+            if (step + 1) % cfg.checkpoint_every == 0 or step + 1 == cfg.steps:
+                save_checkpoint(out / 'checkpoints' / f'step-{step + 1:06d}', policy, opt, step + 1,
+                                config_to_dict(cfg), log=out / 'log.jsonl')
+        if (latest_checkpoint(out) or Path('none')).name == f'step-{cfg.steps:06d}':
+            policy.save(out / ('adapter' if policy.is_lora else 'model'))
+        return out

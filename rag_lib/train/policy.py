@@ -4,6 +4,7 @@
 
 # %% ../../nbs/13c_train_policy.ipynb #285a24c8
 from __future__ import annotations
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -16,7 +17,7 @@ from ..llm.compute import set_compute
 from .config import LORA_TARGETS
 
 # %% auto #0
-__all__ = ['Policy', 'cast_safetensors', 'load_policy', 'policy_for']
+__all__ = ['SET_FIELDS', 'Policy', 'cast_safetensors', 'load_policy', 'policy_for', 'stable_adapter_config']
 
 # %% ../../nbs/13c_train_policy.ipynb #c7c8aa93
 @dataclass
@@ -52,6 +53,7 @@ class Policy:
         path = Path(path)
         if self.is_lora:
             self.module.save_pretrained(path)
+            stable_adapter_config(path)
             if dtype is not None: cast_safetensors(path / 'adapter_model.safetensors', dtype)
         else: self.lm.save_pretrained(path); self.tokenizer.save_pretrained(path)
         seal_dir(path)
@@ -118,3 +120,18 @@ def policy_for(cfg, model: torch.nn.Module | None = None, tokenizer=None) -> Pol
                        lora_alpha=cfg.lora_alpha, lora_targets=cfg.lora_targets, lora_layers=cfg.lora_layers,
                        adapter=getattr(cfg, 'init_adapter', None), seed=cfg.seed, compute_dtype=cfg.compute_dtype,
                        bf16_min_rows=cfg.bf16_min_rows)
+
+# %% ../../nbs/13c_train_policy.ipynb #318fa9ed
+SET_FIELDS = ('target_modules', 'exclude_modules')   # the fields peft's LoraConfig holds as sets
+
+def stable_adapter_config(folder: str | Path) -> Path:
+    """Rewrite peft's `adapter_config.json` in `folder` byte-stable, and return it: peft writes its set-valued fields
+    (`SET_FIELDS`) as lists in the set's iteration order, which `PYTHONHASHSEED` changes, so one training had several
+    SHA-256; here they are sorted (the layout stays peft's: sorted keys, indent 2, no final newline). peft reads the
+    lists back as sets, so loading is unchanged."""
+    f = Path(folder) / 'adapter_config.json'
+    cfg = json.loads(f.read_text(encoding='utf-8'))
+    for k in SET_FIELDS:
+        if isinstance(cfg.get(k), list): cfg[k] = sorted(cfg[k])
+    f.write_text(json.dumps(cfg, indent=2, sort_keys=True), encoding='utf-8')
+    return f

@@ -11,14 +11,15 @@ from typing import Sequence
 import torch
 
 from ..core import (
-    append_jsonl, atomic_write_text, read_jsonl, read_sealed, set_threads, stable_hash, write_sealed)
+    append_jsonl, atomic_write_text, file_sha256, folder_lock, read_jsonl, read_sealed, set_threads, stable_hash,
+    write_sealed)
 from ..grpo import agg_loss, scored_positions, token_logprobs
 from .config import SFTConfig, config_to_dict
 from .policy import Policy, policy_for
 from .batches import logit_rows, micro_batches, training_sequence
-from rag_lib.train.loop import (
-    cut_log, latest_checkpoint, load_checkpoint, lr_at, make_optimizer, optimizer_step, save_checkpoint, start_run,
-    world_data)
+from .loop import (
+    RunRefused, checkpoint_problem, cut_log, latest_checkpoint, load_checkpoint, lr_at, make_optimizer, optimizer_step,
+    save_checkpoint, start_run, world_data)
 from .teacher import teacher_trajectories
 from .reader import reader_examples
 
@@ -49,65 +50,77 @@ def train_sft(cfg: SFTConfig, out: str | Path,
               # stop once this many updates are done (as if killed after that checkpoint)
               stop_after: int | None = None,
               progress: bool = True) -> Path:
-    "Run (or resume) the warm start into folder `out`: teacher trajectories, then supervised fine-tuning; `out`."
+    """Run (or resume) the warm start into folder `out`, holding it while it runs (`core.folder_lock`): teacher
+    trajectories, then supervised fine-tuning; `out`."""
     from rag_lib.agents import load_trajectories, save_trajectories
     cfg, out = cfg.resolved(), Path(out)
-    start_run(out, cfg, 'warm-start')
-    set_threads(cfg.threads)
-    questions, retrieval = data or world_data(cfg.train_worlds, cfg.world_questions)
-    policy = (policy or policy_for(cfg)).set_compute(cfg.compute_dtype, cfg.bf16_min_rows)
-    if not (out / 'teacher.json').exists():
-        t0 = time.perf_counter()
-        (out / 'teacher.jsonl').unlink(missing_ok=True)
-        if cfg.agent == 'reader':   # (question, paragraphs) -> answer examples, not trajectories
-            examples, stats = reader_examples(policy.backend(cfg.threads), retrieval, questions, seed=cfg.seed,
-                                              cases=cfg.reader_cases)
-            write_sealed(out / 'teacher.jsonl', examples)
-        else:
-            trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns,
-                                                agent=cfg.agent, quotes=cfg.teacher_quotes,
-                                                comparison_steps=cfg.comparison_steps)
-            if cfg.dagger_questions:   # the student (init_adapter) rolled out, corrected by the teacher's oracle
-                from rag_lib.train.dagger import dagger_trajectories
-                sample = random.Random(stable_hash([cfg.seed, 'dagger'])).sample(
-                    questions, min(cfg.dagger_questions, len(questions)))
-                fixed, stats['dagger'] = dagger_trajectories(policy.backend(cfg.threads), policy.backend(cfg.threads),
-                                                             retrieval, sample, cfg.max_turns,
-                                                             log=out / 'dagger-rollouts.jsonl',
-                                                             comparison_steps=cfg.comparison_steps)
-                trajs = trajs + fixed
-            save_trajectories(out / 'teacher.jsonl', trajs)
-        atomic_write_text(out / 'teacher.json',
-                          json.dumps({**stats, 'seconds': round(time.perf_counter() - t0, 3)}, indent=1))
-        if progress: print(f'teacher: {stats}', flush=True)
-    fix = f"delete {out / 'teacher.json'} (the teacher's examples are generated again)"   # a damaged line: refused
-    seqs = ([(e['ids'], e['mask']) for e in read_sealed(out / 'teacher.jsonl', False, fix)] if cfg.agent == 'reader'
-            else [training_sequence(t) for t in load_trajectories(out / 'teacher.jsonl', False, fix)])
-    if not seqs:
-        raise ValueError(f'{out}: the teacher kept no trajectory ({(out / "teacher.json").read_text()}); '
-                         'nothing to learn from')
-    per_epoch = -(-len(seqs) // cfg.batch_size)
-    total = cfg.epochs * per_epoch
-    opt = make_optimizer(policy, cfg)
-    ckpt = latest_checkpoint(out)
-    state = None if ckpt is None else load_checkpoint(ckpt, policy, opt)
-    start = 0 if state is None else state['step']
-    cut_log(out / 'log.jsonl', start, state=state)
-    for u in range(start, total):
-        if stop_after is not None and u >= stop_after: break
-        epoch, k = divmod(u, per_epoch)
-        order = random.Random(stable_hash([cfg.seed, 'sft-pass', epoch])).sample(range(len(seqs)), len(seqs))
-        t0 = time.perf_counter()
-        batch = [seqs[i] for i in order[k * cfg.batch_size:(k + 1) * cfg.batch_size]]
-        rec = {'step': u, 'epoch': epoch, **sft_update(policy, opt, batch, cfg, u),
-               'seconds': round(time.perf_counter() - t0, 3)}
-        append_jsonl(out / 'log.jsonl', [rec])
-        if progress: print(f"update {u + 1}/{total} (epoch {epoch + 1}): loss {rec['loss']:.3f}, "
-                           f"token accuracy {rec['token_accuracy']:.3f}, "
-                           f"{rec['seconds']:.0f}s", flush=True)
-        if (u + 1) % cfg.checkpoint_every == 0 or u + 1 == total:
-            save_checkpoint(out / 'checkpoints' / f'step-{u + 1:06d}', policy, opt, u + 1, config_to_dict(cfg),
-                            log=out / 'log.jsonl')
-    if (latest_checkpoint(out) or Path('none')).name == f'step-{total:06d}':
-        policy.save(out / ('adapter' if policy.is_lora else 'model'))
-    return out
+    with folder_lock(out):
+        start_run(out, cfg, 'warm-start')
+        if (ckpt := latest_checkpoint(out)) is not None and (why := checkpoint_problem(ckpt)) is not None:
+            raise RunRefused(why)   # before minutes of loading
+        set_threads(cfg.threads)
+        questions, retrieval = data or world_data(cfg.train_worlds, cfg.world_questions)
+        policy = (policy or policy_for(cfg)).set_compute(cfg.compute_dtype, cfg.bf16_min_rows)
+        if not (out / 'teacher.json').exists():
+            t0 = time.perf_counter()
+            (out / 'teacher.jsonl').unlink(missing_ok=True)
+            if cfg.agent == 'reader':   # (question, paragraphs) -> answer examples, not trajectories
+                examples, stats = reader_examples(policy.backend(cfg.threads), retrieval, questions, seed=cfg.seed,
+                                                  cases=cfg.reader_cases)
+                write_sealed(out / 'teacher.jsonl', examples)
+            else:
+                trajs, stats = teacher_trajectories(policy.backend(cfg.threads), retrieval, questions, cfg.max_turns,
+                                                    agent=cfg.agent, quotes=cfg.teacher_quotes,
+                                                    comparison_steps=cfg.comparison_steps)
+                if cfg.dagger_questions:   # the student (init_adapter) rolled out, corrected by the teacher's oracle
+                    from rag_lib.train.dagger import dagger_trajectories
+                    sample = random.Random(stable_hash([cfg.seed, 'dagger'])).sample(
+                        questions, min(cfg.dagger_questions, len(questions)))
+                    fixed, stats['dagger'] = dagger_trajectories(
+                        policy.backend(cfg.threads), policy.backend(cfg.threads), retrieval, sample, cfg.max_turns,
+                        log=out / 'dagger-rollouts.jsonl', comparison_steps=cfg.comparison_steps)
+                    trajs = trajs + fixed
+                save_trajectories(out / 'teacher.jsonl', trajs)
+            seconds = round(time.perf_counter() - t0, 3)   # the file's SHA-256 seals it as a whole (not line by line)
+            atomic_write_text(out / 'teacher.json', json.dumps(
+                {**stats, 'seconds': seconds, 'sha256': file_sha256(out / 'teacher.jsonl')}, indent=1))
+            if progress: print(f'teacher: {stats}', flush=True)
+        fix = f"delete {out / 'teacher.json'} (the teacher's examples are generated again)"   # a damaged file: refused
+        want = json.loads((out / 'teacher.json').read_text()).get('sha256')   # None: an older run, lines only
+        got = file_sha256(out / 'teacher.jsonl') if (out / 'teacher.jsonl').exists() else 'missing'
+        if want is not None and got != want:
+            raise RunRefused(f"{out / 'teacher.jsonl'}: does not match the SHA-256 in {out / 'teacher.json'} (cut, "
+                             f'edited or written twice); fix: {fix}')
+        try:
+            seqs = ([(e['ids'], e['mask']) for e in read_sealed(out / 'teacher.jsonl', False, fix)]
+                    if cfg.agent == 'reader'
+                    else [training_sequence(t) for t in load_trajectories(out / 'teacher.jsonl', False, fix)])
+        except ValueError as e: raise RunRefused(str(e)) from None
+        if not seqs:
+            raise RunRefused(f'{out}: the teacher kept no trajectory ({(out / "teacher.json").read_text()}); '
+                             'nothing to learn from')
+        per_epoch = -(-len(seqs) // cfg.batch_size)
+        total = cfg.epochs * per_epoch
+        opt = make_optimizer(policy, cfg)
+        ckpt = latest_checkpoint(out)
+        state = None if ckpt is None else load_checkpoint(ckpt, policy, opt)
+        start = 0 if state is None else state['step']
+        cut_log(out / 'log.jsonl', start, state=state)
+        for u in range(start, total):
+            if stop_after is not None and u >= stop_after: break
+            epoch, k = divmod(u, per_epoch)
+            order = random.Random(stable_hash([cfg.seed, 'sft-pass', epoch])).sample(range(len(seqs)), len(seqs))
+            t0 = time.perf_counter()
+            batch = [seqs[i] for i in order[k * cfg.batch_size:(k + 1) * cfg.batch_size]]
+            rec = {'step': u, 'epoch': epoch, **sft_update(policy, opt, batch, cfg, u),
+                   'seconds': round(time.perf_counter() - t0, 3)}
+            append_jsonl(out / 'log.jsonl', [rec])
+            if progress: print(f"update {u + 1}/{total} (epoch {epoch + 1}): loss {rec['loss']:.3f}, "
+                               f"token accuracy {rec['token_accuracy']:.3f}, "
+                               f"{rec['seconds']:.0f}s", flush=True)
+            if (u + 1) % cfg.checkpoint_every == 0 or u + 1 == total:
+                save_checkpoint(out / 'checkpoints' / f'step-{u + 1:06d}', policy, opt, u + 1, config_to_dict(cfg),
+                                log=out / 'log.jsonl')
+        if (latest_checkpoint(out) or Path('none')).name == f'step-{total:06d}':
+            policy.save(out / ('adapter' if policy.is_lora else 'model'))
+        return out
