@@ -28,9 +28,9 @@ What it measures, with the CPU default model (SmolLM2-135M-Instruct), each part 
 
 Targets on a CPU with AMX: prefill_speedup >= 2.5, decode_speedup >= 1.8, train_speedup >= 2.0,
 answer_agreement >= 0.9 (aim: prefill_peak_share >= 0.3). Without bf16 matrix instructions `auto` is float32 and
-every ratio is about 1, and the targets are skipped with a line saying so. `--compute bfloat16`
- measures bf16 in place of `auto` even there (emulated by torch, so
-slow: useful for the agreement numbers only). The last line is key=value pairs.
+there is nothing to compare: it prints the machine's line and says the targets are skipped. `--compute bfloat16`
+measures bf16 in place of `auto` even there (emulated by torch, so slow: useful for the agreement numbers only).
+The last line is key=value pairs.
 
     python benchmarks/compute.py [--compute auto|bfloat16] [--bf16-min-rows N] [--questions 16] [--threads N]
 """
@@ -172,6 +172,11 @@ def main():
     if bf16_support():   # without bf16 instructions torch emulates bf16: nothing to measure
         res.update(probe_min_rows=min_bf16_rows(probe_speedups()) or 'none',
                    auto_min_rows=resolve_compute('bfloat16')[1])
+    if dtype == 'float32':   # `auto` is float32 here: float32 against itself would measure nothing in ~10 minutes
+        print(' '.join(f'{k}={v}' for k, v in res.items()))
+        print('targets skipped: `auto` is float32 on this CPU (no bf16 matrix instructions); '
+              '--compute bfloat16 measures emulated bf16 against float32')
+        return 0
     res['peak_fp32_gflops'] = round(peak_gflops(torch.float32), 1)
     res['peak_bf16_gflops'] = round(peak_gflops(torch.bfloat16), 1)
     print(res, flush=True)
