@@ -265,8 +265,11 @@ def run_conflict(out: Path, cfg, stage: str) -> str | None:
 def start_run(out: Path, cfg, stage: str) -> None:
     """Create `out` with its config, or check that the run there has the same one, or the same made longer (else
     ValueError, `run_conflict`). A start that left no finished work (it failed before its first update) blocks
-    nothing: a new config replaces its config and the files derived from it."""
+    nothing: a new config replaces its config and the files derived from it. The last checkpoint must match its
+    seal (`RunRefused`), before the minutes of loading that follow a start."""
     if why := run_conflict(out, cfg, stage): raise ValueError(why)
+    if (ckpt := latest_checkpoint(out)) is not None and (why := checkpoint_problem(ckpt)) is not None:
+        raise RunRefused(why)
     out.mkdir(parents=True, exist_ok=True)
     rec, f, grow = _record(cfg, stage), out / 'config.json', EXTENDABLE.get(stage)
     old = _old_record(f, cfg) if f.exists() else None
@@ -312,8 +315,6 @@ def train_grpo(cfg: GRPOConfig, out: str | Path,
     cfg, out = cfg.resolved(), Path(out)
     with folder_lock(out):
         start_run(out, cfg, 'grpo')
-        if (ckpt := latest_checkpoint(out)) is not None and (why := checkpoint_problem(ckpt)) is not None:
-            raise RunRefused(why)   # before minutes of loading
         set_threads(cfg.threads)
         questions, retrieval = data or world_data(cfg.train_worlds, cfg.world_questions)
         policy = (policy or policy_for(cfg)).set_compute(cfg.compute_dtype, cfg.bf16_min_rows)

@@ -18,7 +18,7 @@ from .config import SFTConfig, config_to_dict
 from .policy import Policy, policy_for
 from .batches import logit_rows, micro_batches, training_sequence
 from .loop import (
-    RunRefused, checkpoint_problem, cut_log, latest_checkpoint, load_checkpoint, lr_at, make_optimizer, optimizer_step,
+    RunRefused, cut_log, latest_checkpoint, load_checkpoint, lr_at, make_optimizer, optimizer_step,
     save_checkpoint, start_run, world_data)
 from .teacher import teacher_trajectories
 from .reader import reader_examples
@@ -56,8 +56,6 @@ def train_sft(cfg: SFTConfig, out: str | Path,
     cfg, out = cfg.resolved(), Path(out)
     with folder_lock(out):
         start_run(out, cfg, 'warm-start')
-        if (ckpt := latest_checkpoint(out)) is not None and (why := checkpoint_problem(ckpt)) is not None:
-            raise RunRefused(why)   # before minutes of loading
         set_threads(cfg.threads)
         questions, retrieval = data or world_data(cfg.train_worlds, cfg.world_questions)
         policy = (policy or policy_for(cfg)).set_compute(cfg.compute_dtype, cfg.bf16_min_rows)
