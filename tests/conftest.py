@@ -1,5 +1,5 @@
 """Fixtures shared by the test files."""
-import os
+import os, subprocess, sys
 from pathlib import Path
 
 import pytest
@@ -14,3 +14,18 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv('RAG_LIB_CACHE', str(tmp_path / 'cache'))
     monkeypatch.setenv('PYTHONPATH', os.pathsep.join([str(ROOT), os.environ.get('PYTHONPATH', '')]))
     return tmp_path
+
+
+@pytest.fixture
+def env(isolated, monkeypatch):
+    "`isolated`, run from the checkout."
+    monkeypatch.chdir(ROOT)
+    return isolated
+
+
+def cli(*argv, env_extra=None):
+    "`rag-lib ARGV` as a subprocess from the checkout: (exit status, stdout, stderr)."
+    e = {**os.environ, **(env_extra or {})}
+    main = 'import sys; from rag_lib.pipeline import main; sys.exit(main(sys.argv[1:]))'
+    r = subprocess.run([sys.executable, '-c', main, *argv], capture_output=True, text=True, env=e, cwd=ROOT)
+    return r.returncode, r.stdout, r.stderr

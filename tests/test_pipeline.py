@@ -18,19 +18,7 @@ SMALL = ['datasets=world', 'n_questions=8', 'agent_questions=3', 'agents=rule', 
 SMALL_PROFILE = core.resolve_profile('cpu', dict(s.split('=', 1) for s in SMALL))
 
 
-@pytest.fixture
-def env(isolated, monkeypatch):
-    "`isolated` (conftest: fresh artifacts and cache, this checkout first on the path), run from the checkout."
-    monkeypatch.chdir(ROOT)
-    return isolated
-
-
-def cli(*argv, env_extra=None):
-    "`rag-lib ARGV` as a subprocess: (exit status, stdout, stderr)."
-    e = {**os.environ, **(env_extra or {})}
-    r = subprocess.run([sys.executable, '-c', 'import sys; from rag_lib.pipeline import main; sys.exit(main(sys.argv[1:]))', *argv],
-                       capture_output=True, text=True, env=e, cwd=ROOT)
-    return r.returncode, r.stdout, r.stderr
+from conftest import cli  # noqa: E402 (the `env` fixture comes from conftest too)
 
 
 def written(tmp: Path) -> list:

@@ -17,20 +17,7 @@ TINY = ['datasets=world', 'n_questions=6', 'agent_questions=1', 'agents=rule', '
 PROFILE = core.resolve_profile('cpu', dict(s.split('=', 1) for s in TINY))
 
 
-@pytest.fixture
-def env(isolated, monkeypatch):
-    "`isolated` (conftest: fresh artifacts and cache, this checkout first on the path), run from the checkout."
-    monkeypatch.chdir(ROOT)
-    return isolated
-
-
-def cli(*argv, env_extra=None):
-    "`rag-lib ARGV` as a subprocess: (exit status, stdout, stderr)."
-    e = {**os.environ, **(env_extra or {})}
-    main = 'import sys; from rag_lib.pipeline import main; sys.exit(main(sys.argv[1:]))'
-    r = subprocess.run([sys.executable, '-c', main, *argv], capture_output=True, text=True, env=e, cwd=ROOT,
-                       timeout=300)
-    return r.returncode, r.stdout, r.stderr
+from conftest import cli  # noqa: E402 (the `env` fixture comes from conftest too)
 
 
 def finished(tmp: Path) -> Path:
