@@ -23,9 +23,12 @@ def env(isolated, monkeypatch):
     return isolated
 
 
-def cli(*argv, env_extra=None):
-    "`rag-lib ARGV` as a subprocess from the checkout: (exit status, stdout, stderr)."
+MAIN = 'import sys; from rag_lib.pipeline import main; sys.exit(main(sys.argv[1:]))'   # `rag-lib`, from here
+
+
+def cli(*argv, env_extra=None, timeout=None):
+    "`rag-lib ARGV` as a subprocess from the checkout (`timeout`: seconds, a hang guard): (status, stdout, stderr)."
     e = {**os.environ, **(env_extra or {})}
-    main = 'import sys; from rag_lib.pipeline import main; sys.exit(main(sys.argv[1:]))'
-    r = subprocess.run([sys.executable, '-c', main, *argv], capture_output=True, text=True, env=e, cwd=ROOT)
+    r = subprocess.run([sys.executable, '-c', MAIN, *argv], capture_output=True, text=True, env=e, cwd=ROOT,
+                       timeout=timeout)
     return r.returncode, r.stdout, r.stderr

@@ -18,7 +18,7 @@ SMALL = ['datasets=world', 'n_questions=8', 'agent_questions=3', 'agents=rule', 
 SMALL_PROFILE = core.resolve_profile('cpu', dict(s.split('=', 1) for s in SMALL))
 
 
-from conftest import cli  # noqa: E402 (the `env` fixture comes from conftest too)
+from conftest import MAIN, cli  # noqa: E402 (the `env` fixture comes from conftest too)
 
 
 def written(tmp: Path) -> list:
@@ -155,7 +155,7 @@ def test_byte_identical_tables_and_resume_after_kill(env, monkeypatch):
     b_env = {**os.environ, 'RAG_LIB_ARTIFACTS': str(env / 'b'), 'RAG_LIB_CACHE': str(env / 'cache-b'),
              'PYTHONPATH': os.pathsep.join([str(ROOT), os.environ.get('PYTHONPATH', '')])}
     run_b = env / 'b' / 'runs' / SMALL_PROFILE.run_id
-    cmd = [sys.executable, '-c', 'import sys; from rag_lib.pipeline import main; sys.exit(main(sys.argv[1:]))', 'reproduce', '--set', *SMALL]
+    cmd = [sys.executable, '-c', MAIN, 'reproduce', '--set', *SMALL]
     p = subprocess.Popen(cmd, env=b_env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 600
     while not (run_b / '.state' / '01_data.json').exists():

@@ -2,7 +2,7 @@
 shape, a write log or state naming a path outside the run folder, a promotion stopped midway (what `status` says), an
 environment variable or a device the notebooks would fail on late, a read-only cache folder and a full disk. Each
 takes seconds: no notebook runs (the chain stops before one, or every notebook has finished already)."""
-import errno, json, os, subprocess, sys, tempfile
+import errno, functools, json, tempfile
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,8 @@ TINY = ['datasets=world', 'n_questions=6', 'agent_questions=1', 'agents=rule', '
 PROFILE = core.resolve_profile('cpu', dict(s.split('=', 1) for s in TINY))
 
 
-from conftest import cli  # noqa: E402 (the `env` fixture comes from conftest too)
+import conftest  # noqa: E402 (the `env` fixture comes from conftest too)
+cli = functools.partial(conftest.cli, timeout=300)   # a tiny chain: minutes at most
 
 
 def finished(tmp: Path) -> Path:

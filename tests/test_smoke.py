@@ -2,22 +2,22 @@
 ReAct policy, the reader) through every experiment notebook, a few questions each, from a clean cache. What `make
 reproduce` does on the `cpu` profile at its full sizes, in minutes: every notebook runs, every claim the chain
 registers gets a row with its interval and verdict, and the claims figures exist."""
-import re, subprocess, sys
+import re
 from pathlib import Path
 
 from rag_lib.core import get_profile
 from rag_lib.pipeline import CLAIMS, experiment_notebooks
 
+from conftest import cli
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_smoke_profile_end_to_end(isolated):
-    main = 'import sys; from rag_lib.pipeline import main; sys.exit(main(sys.argv[1:]))'
     # the timeout guards against a hang, it is no speed target (those live in benchmarks/): on an AVX2-only 2-core
     # EPYC (float32) the chain ran past 1,500 s twice while other jobs shared the cores
-    r = subprocess.run([sys.executable, '-c', main,
-                        'reproduce', '--profile', 'smoke'], capture_output=True, text=True, cwd=ROOT, timeout=3600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    rc, out, err = cli('reproduce', '--profile', 'smoke', timeout=3600)
+    assert rc == 0, out[-3000:] + err[-3000:]
     run = isolated / 'artifacts' / 'runs' / get_profile('smoke').run_id
     assert sorted(p.stem for p in run.glob('*.ipynb')) == [p.stem for p in experiment_notebooks(ROOT)]
     claims = (run / 'CLAIMS.md').read_text()
